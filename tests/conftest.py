@@ -1,0 +1,63 @@
+"""Session fixtures shared by every end-to-end test: one trained model, one action server, one Rasa server.
+
+Tests that need a differently configured Rasa server (Telegram, PostgreSQL) start their own with
+tests.servers.start_rasa_server, reusing the session's action server.
+"""
+from __future__ import annotations
+
+import json
+import urllib.request
+import uuid
+from typing import List
+
+import pytest
+
+from tests.servers import Server, ensure_model, start_action_server, start_rasa_server
+
+
+@pytest.fixture(scope="session")
+def rasa_model():
+    return ensure_model()
+
+
+@pytest.fixture(scope="session")
+def action_server() -> Server:
+    server = start_action_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def rasa_server(rasa_model, action_server) -> Server:
+    server = start_rasa_server(action_server.port)
+    yield server
+    server.stop()
+
+
+def post_json(url: str, payload: dict, headers: dict | None = None, timeout: float = 30):
+    data = json.dumps(payload).encode()
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return resp.status, json.loads(resp.read() or b"null")
+
+
+class Conversation:
+    """One user talking to the bot over the REST channel."""
+
+    def __init__(self, server: Server, sender: str | None = None):
+        self.server = server
+        self.sender = sender or f"test-{uuid.uuid4().hex[:10]}"
+
+    def say(self, text: str) -> List[dict]:
+        _, replies = post_json(f"{self.server.url}/webhooks/rest/webhook",
+                               {"sender": self.sender, "message": text})
+        return replies
+
+    def say_text(self, text: str) -> str:
+        """All reply texts of one turn, joined by newlines."""
+        return "\n".join(r.get("text", "") for r in self.say(text) if r.get("text"))
+
+
+@pytest.fixture
+def conversation(rasa_server):
+    return lambda sender=None: Conversation(rasa_server, sender)

@@ -1,0 +1,168 @@
+"""Real servers for end-to-end tests: the trained model, the action server and the Rasa server.
+
+Every end-to-end test talks to these processes over HTTP, exactly as a channel does in production.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+MODEL_DIR = ROOT / "models"
+MODEL_NAME = "gpu-advisor"
+MODEL_PATH = MODEL_DIR / f"{MODEL_NAME}.tar.gz"
+# What the trained model depends on: when any of these is newer than the model, it is retrained.
+MODEL_INPUTS = ["config.yml", "domain", "data", "bot/components"]
+LOG_DIR = ROOT / "test-artifacts" / "logs"
+
+
+def _newest_input_mtime() -> float:
+    newest = 0.0
+    for name in MODEL_INPUTS:
+        path = ROOT / name
+        files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+        newest = max([newest] + [p.stat().st_mtime for p in files])
+    return newest
+
+
+def model_is_stale() -> bool:
+    return not MODEL_PATH.exists() or MODEL_PATH.stat().st_mtime < _newest_input_mtime()
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_model(force: bool = False) -> Path:
+    """Train the model when it is missing or older than its inputs (one trainer at a time)."""
+    with _file_lock(MODEL_DIR / ".train.lock"):
+        if force or model_is_stale():
+            cmd = [str(BIN / "rasa"), "train", "--fixed-model-name", MODEL_NAME, "--out", str(MODEL_DIR),
+                   "--domain", "domain", "--config", "config.yml", "--data", "data"]
+            if force:
+                cmd.append("--force")
+            subprocess.run(cmd, cwd=ROOT, check=True)
+    return MODEL_PATH
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float, proc: Optional[subprocess.Popen] = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before {url} answered")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"{url} did not answer within {timeout}s")
+
+
+@dataclass
+class Server:
+    name: str
+    port: int
+    proc: subprocess.Popen
+    log_path: Path
+    workdir: Path
+    extra: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _spawn(name: str, cmd: List[str], port: int, env: Optional[Dict[str, str]], workdir: Path) -> Server:
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    log_path = LOG_DIR / f"{name}-{port}.log"
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    log = open(log_path, "w")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
+    return Server(name=name, port=port, proc=proc, log_path=log_path, workdir=workdir)
+
+
+def start_action_server(port: Optional[int] = None, env: Optional[Dict[str, str]] = None,
+                        timeout: float = 60) -> Server:
+    port = port or free_port()
+    workdir = Path(tempfile.mkdtemp(prefix="actions-"))
+    server = _spawn("actions", [str(BIN / "rasa"), "run", "actions", "--actions", "actions", "--port", str(port)],
+                    port, env, workdir)
+    wait_http(f"{server.url}/health", timeout, server.proc)
+    return server
+
+
+def start_rasa_server(action_port: int, *, port: Optional[int] = None, credentials: Optional[dict] = None,
+                      endpoints: Optional[dict] = None, env: Optional[Dict[str, str]] = None,
+                      auth_token: str = "test-token", model: Optional[Path] = None,
+                      timeout: float = 120) -> Server:
+    """Start `rasa run` with the REST API enabled (token-protected) on a fresh SQLite tracker store.
+
+    `credentials` and `endpoints` replace the defaults (REST + socket.io; SQLite tracker in a temp dir).
+    """
+    port = port or free_port()
+    workdir = Path(tempfile.mkdtemp(prefix="rasa-"))
+    creds = credentials if credentials is not None else yaml.safe_load((ROOT / "credentials.yml").read_text())
+    ends = endpoints if endpoints is not None else {
+        "action_endpoint": {"url": f"http://127.0.0.1:{action_port}/webhook"},
+        "tracker_store": {"type": "SQL", "dialect": "sqlite", "db": str(workdir / "tracker.db")},
+    }
+    ends.setdefault("action_endpoint", {"url": f"http://127.0.0.1:{action_port}/webhook"})
+    (workdir / "credentials.yml").write_text(yaml.safe_dump(creds, allow_unicode=True))
+    (workdir / "endpoints.yml").write_text(yaml.safe_dump(ends, allow_unicode=True))
+    cmd = [str(BIN / "rasa"), "run", "--model", str(model or MODEL_PATH), "--port", str(port),
+           "--credentials", str(workdir / "credentials.yml"), "--endpoints", str(workdir / "endpoints.yml"),
+           "--enable-api", "--auth-token", auth_token, "--cors", "*"]
+    server = _spawn("rasa", cmd, port, env, workdir)
+    server.extra["auth_token"] = auth_token
+    wait_http(f"{server.url}/", timeout, server.proc)
+    # /status needs the model loaded; "/" answers as soon as Sanic listens.
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{server.url}/status?token={auth_token}", timeout=5) as resp:
+                if b"model_file" in resp.read():
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or server.proc.poll() is not None:
+            raise RuntimeError(f"Rasa did not load its model; log:\n{server.log()[-3000:]}")
+        time.sleep(0.3)
+    return server
