@@ -1,0 +1,51 @@
+# Two commands for a fresh machine:  `make run` (set up + start the product)  and  `make test` (set up + whole suite).
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+MODEL := models/gpu-advisor.tar.gz
+MODEL_INPUTS := config.yml $(shell find domain data bot/components -type f -not -name '*.pyc' 2>/dev/null)
+TRAIN := $(BIN)/rasa train --fixed-model-name gpu-advisor --out models --domain domain --config config.yml --data data
+
+.PHONY: run test setup system-deps model train validate bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@PY310=$$(scripts/find_python310.sh) || { echo "Python 3.10 not found: rasa 3.6 needs it (install python3.10, or 'pyenv install 3.10')."; exit 1; }; \
+	  [ -x $(BIN)/python ] || $$PY310 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade "pip<25"
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+# Headless Chromium for the browser tests (Debian's package; Playwright's own browser downloads fail here).
+system-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing: sudo apt-get install chromium"; exit 1; fi; }
+
+$(MODEL): $(STAMP) $(MODEL_INPUTS)
+	$(TRAIN)
+	@touch $@
+
+model: $(MODEL)
+
+train: $(STAMP)
+	$(TRAIN) --force
+
+validate: $(STAMP)
+	$(BIN)/rasa data validate --domain domain --data data --config config.yml --max-history 5
+
+run: $(MODEL)
+	@scripts/run.sh
+
+test: $(STAMP) system-deps validate
+	$(TRAIN) --force
+	$(BIN)/pytest
+
+bench: $(MODEL)
+	$(BIN)/pytest bench/bench_advice.py --benchmark-only -q
+	$(BIN)/python bench/bench_assistant.py
+
+clean:
+	rm -rf models .rasa var test-artifacts .pytest_cache

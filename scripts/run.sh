@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Starts the whole product: action server, Rasa (REST + socket.io [+ Telegram]), website widget, staff page.
+# Ctrl-C stops everything. Called by `make run` after the model has been trained.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+mkdir -p var/charts var/log
+
+export ADVISOR_PUBLIC_URL=${ADVISOR_PUBLIC_URL:-http://localhost:8080}
+export ADVISOR_CHART_DIR=${ADVISOR_CHART_DIR:-var/charts}
+export RASA_URL=${RASA_URL:-http://127.0.0.1:5005}
+# The Rasa HTTP API is token-protected; the staff page uses the same token to push staff replies.
+if [ -z "${RASA_TOKEN:-}" ]; then
+  [ -s var/rasa-token ] || head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/rasa-token
+  RASA_TOKEN=$(cat var/rasa-token)
+fi
+export RASA_TOKEN
+if [ -z "${STAFF_TOKEN:-}" ]; then
+  [ -s var/staff-token ] || head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/staff-token
+  STAFF_TOKEN=$(cat var/staff-token)
+fi
+export STAFF_TOKEN
+
+CREDENTIALS=credentials.yml
+if [ -n "${TELEGRAM_TOKEN:-}" ]; then
+  CREDENTIALS=credentials.telegram.yml
+  : "${TELEGRAM_SECRET_TOKEN:?set TELEGRAM_SECRET_TOKEN too (the webhook secret Telegram sends back)}"
+fi
+
+pids=()
+cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; echo "stopped."; }
+trap cleanup INT TERM EXIT
+
+$BIN/rasa run actions --actions actions --port 5055 >var/log/actions.log 2>&1 & pids+=($!)
+$BIN/rasa run --model models/gpu-advisor.tar.gz --port 5005 --credentials "$CREDENTIALS" --endpoints endpoints.yml \
+  --enable-api --auth-token "$RASA_TOKEN" --cors "*" >var/log/rasa.log 2>&1 & pids+=($!)
+$BIN/python -m bot.webapp --port 8080 >var/log/webapp.log 2>&1 & pids+=($!)
+$BIN/python -m bot.staff --port 8081 >var/log/staff.log 2>&1 & pids+=($!)
+
+echo "Starting… (logs in var/log/)"
+for _ in $(seq 1 120); do
+  curl -sf "http://127.0.0.1:5005/status?token=$RASA_TOKEN" 2>/dev/null | grep -q model_file && break
+  sleep 1
+done
+cat <<MSG
+
+  GPU fine-tuning advisor is running.
+  Chat page (website widget):  http://localhost:8080/
+  REST:                        POST http://localhost:5005/webhooks/rest/webhook  {"sender": "me", "message": "سلام"}
+  Staff page:                  http://localhost:8081/   (token: $STAFF_TOKEN)
+  Telegram:                    $([ -n "${TELEGRAM_TOKEN:-}" ] && echo "enabled at /webhooks/telegram/webhook (register: .venv/bin/gpu-advisor telegram set-webhook)" || echo "off (set TELEGRAM_TOKEN, TELEGRAM_SECRET_TOKEN, TELEGRAM_WEBHOOK_URL)")
+  Press Ctrl-C to stop.
+MSG
+wait -n "${pids[@]}" || true
+echo "a server exited; see var/log/" >&2
