@@ -1,0 +1,453 @@
+"""The advisor's knowledge base: GPU catalogue, model presets, pricing, FAQ and user-facing texts.
+
+Everything is read from ``knowledge/*.yml`` once, validated with pydantic (v1) models and cached. A broken file
+fails loudly with :class:`KnowledgeError` naming the file, the field and the reason, so a bad edit is caught at
+start-up and never turns into a wrong answer.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+
+from pydantic import BaseModel, Field, ValidationError, root_validator, validator
+
+from bot.schema import ModelArch
+
+DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "knowledge"
+LANGS = ("fa", "tr", "en")
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+class KnowledgeError(ValueError):
+    """A knowledge file is missing, unreadable or invalid."""
+
+    def __init__(self, file: str, field: str, reason: str):
+        self.file, self.field, self.reason = file, field, reason
+        super().__init__(f"{file}: {field}: {reason}")
+
+
+class InputError(ValueError):
+    """Bad user input. ``field`` names the offending value, ``key`` is a text key in knowledge/texts.yml
+    (``error_<key>``) and ``params`` fill its placeholders, so the message can be given in the user's language."""
+
+    def __init__(self, field: str, key: str, message: str, **params: Any):
+        self.field, self.key, self.params = field, key, params
+        super().__init__(f"{field}: {message}")
+
+
+class UnknownModel(InputError):
+    """No preset matches the model the user named; ``suggestions`` are the closest preset ids."""
+
+    def __init__(self, query: Any, suggestions: List[str]):
+        self.query, self.suggestions = query, list(suggestions)
+        hint = f"; closest presets: {', '.join(self.suggestions)}" if self.suggestions else ""
+        super().__init__("model", "unknown_model", f"unknown model {query!r}{hint}",
+                         query=str(query), suggestions=", ".join(self.suggestions))
+
+
+# ---------------------------------------------------------------------------------------------- file models
+
+
+class _Strict(BaseModel):
+    class Config:
+        extra = "forbid"
+        allow_mutation = False
+
+
+def _non_empty(v: str) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError("must be a non-empty text")
+    return v
+
+
+class Localized(_Strict):
+    fa: str
+    tr: str
+
+    _fa = validator("fa", allow_reuse=True)(_non_empty)
+    _tr = validator("tr", allow_reuse=True)(_non_empty)
+
+
+class GpuCard(_Strict):
+    id: str = Field(..., regex=r"^[a-z0-9][a-z0-9.-]*$")
+    name: str
+    vram_gb: float = Field(..., gt=0, le=2048)
+    usable_gib: float = Field(..., gt=0, le=2048)
+    price_usd_hour: float = Field(..., gt=0, le=1000)
+    bf16_tflops: float = Field(..., gt=0, le=100000)
+    bandwidth_gbs: float = Field(..., gt=0)
+    nvlink: bool
+    perf_class: str
+    typical_use: Localized
+
+    @validator("name")
+    def _latin_name(cls, v):
+        # GPU names stay in Latin script in every language.
+        if not v or not all(ch in string.printable for ch in v):
+            raise ValueError("must be a non-empty Latin-script name")
+        return v
+
+    @validator("usable_gib")
+    def _usable_not_above_marketed(cls, v, values):
+        # Memory chips come in binary sizes, so the reported GiB total never exceeds the marketed number.
+        if "vram_gb" in values and v > values["vram_gb"]:
+            raise ValueError(f"{v} GiB is more than the marketed {values['vram_gb']} GB")
+        return v
+
+
+class ShapeExtras(_Strict):
+    head_dim: Optional[int] = Field(None, gt=0)
+    qkv_bias: bool = False
+    norms_per_layer: int = Field(2, ge=0, le=8)
+
+
+class ArchShape(_Strict):
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    intermediate: int
+    vocab: int
+    tied_embeddings: bool
+    mlp: Literal["swiglu", "gelu"]
+
+
+class ModelEntry(_Strict):
+    id: str = Field(..., regex=r"^[a-z0-9][a-z0-9.-]*$")
+    display: str
+    size_b: float = Field(..., gt=0, le=5000)
+    source: str
+    aliases: List[str] = []
+    arch: ArchShape
+    shape: ShapeExtras = ShapeExtras()
+    params: Optional[int] = None
+
+    @root_validator(skip_on_failure=True)
+    def _params_match_shapes(cls, values):
+        computed = count_params(values["arch"], values["shape"])
+        stated = values.get("params")
+        if stated is not None and stated != computed:
+            raise ValueError(f"params {stated} does not match {computed} computed from the shapes")
+        return values
+
+
+class ModelsFile(_Strict):
+    representative_by_size: Dict[float, str]
+    models: List[ModelEntry]
+
+    @root_validator(skip_on_failure=True)
+    def _consistent(cls, values):
+        ids = [m.id for m in values["models"]]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate model ids: {dupes}")
+        unknown = sorted(set(values["representative_by_size"].values()) - set(ids))
+        if unknown:
+            raise ValueError(f"representative_by_size names unknown presets: {unknown}")
+        return values
+
+
+class GpusFile(_Strict):
+    gpus: List[GpuCard] = Field(..., min_items=1)
+
+    @validator("gpus")
+    def _unique_ids(cls, v):
+        ids = [g.id for g in v]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate gpu ids: {dupes}")
+        return v
+
+
+class Pricing(_Strict):
+    currency: Literal["USD"]
+    vat_rate: float = Field(..., ge=0, lt=1)
+
+    def with_vat(self, usd: float) -> float:
+        return usd * (1 + self.vat_rate)
+
+
+class FaqTopic(Localized):
+    en: Optional[str] = None
+
+
+class FaqFile(_Strict):
+    topics: Dict[str, FaqTopic] = {}
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)[^{}]*\}")
+
+
+class Text(_Strict):
+    fa: str
+    tr: str
+    en: str
+
+    _non_empty = validator("fa", "tr", "en", allow_reuse=True)(_non_empty)
+
+    @root_validator(skip_on_failure=True)
+    def _same_placeholders(cls, values):
+        # A placeholder missing in one language would silently drop a number from that answer.
+        sets = {lang: set(_PLACEHOLDER.findall(values[lang])) for lang in LANGS}
+        if len({frozenset(s) for s in sets.values()}) > 1:
+            raise ValueError("placeholders differ between languages: "
+                             + ", ".join(f"{k}={sorted(v)}" for k, v in sets.items()))
+        for lang in LANGS:
+            try:
+                list(string.Formatter().parse(values[lang]))
+            except ValueError as exc:
+                raise ValueError(f"{lang}: broken template: {exc}")
+        return values
+
+
+class TextsFile(_Strict):
+    texts: Dict[str, Text]
+
+
+# ---------------------------------------------------------------------------------------------- public models
+
+
+class ModelPreset(_Strict):
+    id: str
+    display: str
+    size_b: float
+    source: str
+    aliases: List[str]
+    arch: ModelArch
+    shape: ShapeExtras
+
+
+class ResolvedModel(_Strict):
+    preset: ModelPreset
+    by_size: bool
+    requested_size_b: Optional[float] = None
+
+
+class Knowledge(_Strict):
+    gpus: List[GpuCard]
+    models: List[ModelPreset]
+    representative_by_size: Dict[float, str]
+    pricing: Pricing
+    faq: Dict[str, FaqTopic]
+    texts: Dict[str, Text]
+
+    def gpu(self, gpu_id: str) -> GpuCard:
+        for card in self.gpus:
+            if card.id == gpu_id:
+                return card
+        raise KeyError(gpu_id)
+
+    def model(self, preset_id: str) -> ModelPreset:
+        for preset in self.models:
+            if preset.id == preset_id:
+                return preset
+        raise KeyError(preset_id)
+
+    def text(self, key: str, lang: str, **params: Any) -> str:
+        """The text ``key`` in ``lang`` with its placeholders filled."""
+        entry = self.texts[key]
+        template = getattr(entry, lang if lang in LANGS else "en")
+        return template.format(**params)
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def count_params(arch: ArchShape, shape: ShapeExtras) -> int:
+    """Exact parameter count of a decoder-only transformer from its config.json shapes."""
+    head_dim = shape.head_dim or arch.hidden // arch.heads
+    q_width, kv_width = arch.heads * head_dim, arch.kv_heads * head_dim
+    attention = arch.hidden * q_width * 2 + arch.hidden * kv_width * 2  # q, o + k, v
+    if shape.qkv_bias:
+        attention += q_width + 2 * kv_width
+    mlp = (3 if arch.mlp == "swiglu" else 2) * arch.hidden * arch.intermediate
+    per_layer = attention + mlp + shape.norms_per_layer * arch.hidden
+    embeddings = arch.vocab * arch.hidden * (1 if arch.tied_embeddings else 2)
+    return embeddings + arch.layers * per_layer + arch.hidden  # + final norm
+
+
+def _read_yaml(path: Path) -> Any:
+    import yaml
+
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    except FileNotFoundError:
+        raise KnowledgeError(path.name, "-", "file not found") from None
+    except yaml.YAMLError as exc:
+        raise KnowledgeError(path.name, "-", f"invalid YAML: {exc}") from None
+
+
+def _parse(model: type, path: Path, data: Any):
+    if not isinstance(data, dict):
+        raise KnowledgeError(_display(path), "-", "the file must hold a mapping")
+    try:
+        return model.parse_obj(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"] if part != "__root__") or "-"
+        raise KnowledgeError(_display(path), field, first["msg"]) from None
+
+
+def _display(path: Path) -> str:
+    return f"knowledge/{path.name}"
+
+
+def _build_presets(models_file: ModelsFile) -> List[ModelPreset]:
+    presets = []
+    for entry in models_file.models:
+        arch = ModelArch(name=entry.display, params=count_params(entry.arch, entry.shape), **entry.arch.dict())
+        presets.append(ModelPreset(id=entry.id, display=entry.display, size_b=entry.size_b, source=entry.source,
+                                   aliases=entry.aliases, arch=arch, shape=entry.shape))
+    return presets
+
+
+@lru_cache(maxsize=8)
+def _load(root: Path) -> Knowledge:
+    gpus = _parse(GpusFile, root / "gpus.yml", _read_yaml(root / "gpus.yml"))
+    models_path = root / "models.yml"
+    models = _parse(ModelsFile, models_path, _read_yaml(models_path))
+    try:
+        presets = _build_presets(models)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise KnowledgeError(_display(models_path), ".".join(map(str, first["loc"])), first["msg"]) from None
+    pricing = _parse(Pricing, root / "pricing.yml", _read_yaml(root / "pricing.yml"))
+    faq_path = root / "faq.yml"
+    # faq.yml is written by another part of the project; until it exists the FAQ is simply empty.
+    faq = _parse(FaqFile, faq_path, _read_yaml(faq_path)).topics if faq_path.exists() else {}
+    texts_path = root / "texts.yml"
+    texts = _parse(TextsFile, texts_path, _read_yaml(texts_path)).texts if texts_path.exists() else {}
+    known_classes = _known_perf_classes()
+    for index, card in enumerate(gpus.gpus):
+        if known_classes is not None and card.perf_class not in known_classes:
+            raise KnowledgeError(_display(root / "gpus.yml"), f"gpus.{index}.perf_class",
+                                 f"unknown class {card.perf_class!r}; known: {sorted(known_classes)}")
+    return Knowledge(gpus=gpus.gpus, models=presets, representative_by_size=models.representative_by_size,
+                     pricing=pricing, faq=faq, texts=texts)
+
+
+def _known_perf_classes():
+    try:
+        from bot.throughput import UTILISATION
+    except ImportError:  # throughput is optional for loading the catalogue
+        return None
+    return set(UTILISATION)
+
+
+def load_knowledge(root: Union[str, Path, None] = None) -> Knowledge:
+    """Load and validate every knowledge file (cached: each folder is read once per process)."""
+    return _load(Path(root).resolve() if root else DEFAULT_ROOT)
+
+
+# ---------------------------------------------------------------------------------------------- model lookup
+
+# Words that do not change which architecture is meant ("Llama-3.1-8B-Instruct" is the 8B shape).
+_NOISE = {"instruct", "chat", "hf", "it", "base", "model", "meta", "v", "the", "pretrained", "sft"}
+_TOKEN = re.compile(r"\d+(?:\.\d+)?[bmk]?|[a-z]+")
+
+
+def _tokens(text: str) -> Tuple[str, ...]:
+    raw = _TOKEN.findall(text.lower().replace("_", " "))
+    tokens: List[str] = []
+    skip_version = False
+    for tok in raw:
+        if skip_version and re.fullmatch(r"\d+(?:\.\d+)?", tok):
+            skip_version = False  # "v0.1" -> drop the version number
+            continue
+        skip_version = tok == "v"
+        if tok in _NOISE or re.fullmatch(r"\d+k", tok):  # "4k" is a context length, not a size
+            continue
+        if tok == "b" and tokens and re.fullmatch(r"\d+(?:\.\d+)?", tokens[-1]):
+            tokens[-1] += "b"  # "8 b" -> "8b"
+            continue
+        if tok.endswith("m") and tok[:-1].replace(".", "").isdigit():
+            tok = f"{float(tok[:-1]) / 1000:g}b"  # "500m" -> "0.5b"
+        tokens.append(tok)
+    return tuple(tokens)
+
+
+def _size_token(tokens: Tuple[str, ...]) -> Optional[float]:
+    for tok in tokens:
+        if tok.endswith("b"):
+            return float(tok[:-1])
+    return None
+
+
+_ALIAS_INDEXES: Dict[int, Tuple["Knowledge", Dict[Tuple[str, ...], str]]] = {}
+
+
+def _alias_index(kb: "Knowledge") -> Dict[Tuple[str, ...], str]:
+    cached = _ALIAS_INDEXES.get(id(kb))
+    if cached is not None and cached[0] is kb:
+        return cached[1]
+    index: Dict[Tuple[str, ...], str] = {}
+    for preset in kb.models:
+        for name in [preset.id, preset.display, *preset.aliases]:
+            index.setdefault(_tokens(name), preset.id)
+    _ALIAS_INDEXES[id(kb)] = (kb, index)
+    return index
+
+
+def _by_size(size_b: float, kb: Knowledge) -> ResolvedModel:
+    if not (isinstance(size_b, (int, float)) and math.isfinite(size_b) and size_b > 0):
+        raise InputError("size_b", "bad_size", f"model size must be a positive number of billions, got {size_b!r}")
+    nearest = min(kb.representative_by_size, key=lambda s: (abs(math.log(s / size_b)), s))
+    return ResolvedModel(preset=kb.model(kb.representative_by_size[nearest]), by_size=True,
+                         requested_size_b=float(size_b))
+
+
+def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None) -> ResolvedModel:
+    """Find the preset a user means: a preset id, a name or alias as people type it, or a bare size in billions.
+
+    A bare size maps to the representative preset of the nearest listed size (``by_size=True``). Anything that
+    matches no preset, or several presets equally well, raises :class:`UnknownModel` with the closest presets.
+    """
+    kb = kb or load_knowledge()
+    if isinstance(query, bool):
+        raise UnknownModel(query, [])
+    if isinstance(query, (int, float)):
+        return _by_size(float(query), kb)
+    text = str(query).strip()
+    tokens = _tokens(text)
+    if not tokens:
+        raise UnknownModel(query, _closest(text, kb))
+    if len(tokens) == 1 and re.fullmatch(r"\d+(?:\.\d+)?b?", tokens[0]):
+        return _by_size(float(tokens[0].rstrip("b")), kb)
+    index = _alias_index(kb)
+    if tokens in index:
+        return ResolvedModel(preset=kb.model(index[tokens]), by_size=False)
+    # Partial names ("llama 8b", "mistral"): every typed word appears in one preset's name.
+    wanted = set(tokens)
+    order = [p.id for p in kb.models]
+    representatives = set(kb.representative_by_size.values())
+    candidates = sorted({pid for key, pid in index.items() if wanted <= set(key)},
+                        key=lambda pid: (pid not in representatives, order.index(pid)))
+    if len(candidates) == 1:
+        return ResolvedModel(preset=kb.model(candidates[0]), by_size=False)
+    size = _size_token(tokens)
+    if candidates and size is not None:
+        representative = kb.representative_by_size.get(size)
+        if representative in candidates:
+            return ResolvedModel(preset=kb.model(representative), by_size=False)
+    raise UnknownModel(query, candidates[:5] or _closest(text, kb))
+
+
+def _closest(text: str, kb: Knowledge, limit: int = 3) -> List[str]:
+    key = " ".join(_tokens(text)) or text.lower()
+    names = {}
+    for preset in kb.models:
+        for name in [preset.id, preset.display, *preset.aliases]:
+            names.setdefault(" ".join(_tokens(name)), preset.id)
+    suggestions: List[str] = []
+    for match in difflib.get_close_matches(key, list(names), n=20, cutoff=0.4):
+        if names[match] not in suggestions:
+            suggestions.append(names[match])
+    return suggestions[:limit]
