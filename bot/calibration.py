@@ -1,0 +1,121 @@
+"""Replay published VRAM measurements through the estimator.
+
+A case file is YAML with a list under ``cases:`` (schema in ../shared/calibration/vram_cases.yaml).
+``measured.kind`` says what the source measured, and each kind is compared with the matching part
+of the estimate (see docs/estimate.md):
+
+* ``allocated`` (torch.cuda.max_memory_allocated) and ``active`` (active_bytes.all.peak, the same
+  quantity without cached-but-free blocks): compared with the estimate's allocated figure, i.e.
+  ``per_gpu_gib`` minus the overhead component (no allocator reserve, no CUDA context).
+* ``reserved`` (max_memory_reserved or a device-level reading of the allocator): allocated + the
+  allocator reserve, without the CUDA context.
+* ``unknown``: treated like ``reserved``: most unnamed sources print torch's reserved peak, and it
+  lies between the allocated figure and nvidia-smi's reading.
+* ``boundary`` (largest setting that fitted a card; ``per_gpu_gib`` is the card size): the full
+  ``per_gpu_gib`` (with CUDA context) is compared with the card. The true peak is only known to be at
+  or below the card, so only an estimate above the card counts as error.
+"""
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Callable, Iterable, List, Optional
+
+import yaml
+
+from bot.estimator import allocated_gib, estimate_memory, reserved_gib
+from bot.plans import plan_from_mapping
+from bot.schema import MemoryEstimate, ModelArch
+
+MEASURED_KINDS = ("allocated", "active", "reserved", "unknown", "boundary")
+
+
+def load_cases(path) -> List[dict]:
+    """The ``cases`` list of one calibration YAML file (each case needs ``id`` and ``plan``)."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    cases = data.get("cases") if isinstance(data, dict) else data
+    if not isinstance(cases, list):
+        raise ValueError(f"{path}: expected a list under 'cases'")
+    for i, case in enumerate(cases):
+        if not isinstance(case, dict) or "id" not in case or "plan" not in case:
+            raise ValueError(f"{path}: case #{i} needs 'id' and 'plan'")
+    return cases
+
+
+def _no_presets(name: str) -> ModelArch:
+    raise ValueError(f"model presets are not available here: {name!r}")
+
+
+def comparable_gib(estimate: MemoryEstimate, kind: str) -> float:
+    """The part of the estimate that a measurement of this kind reports."""
+    if kind in ("allocated", "active"):
+        return allocated_gib(estimate)
+    if kind in ("reserved", "unknown"):
+        return reserved_gib(estimate)
+    if kind == "boundary":
+        return estimate.per_gpu_gib
+    raise ValueError(f"measured.kind: unknown kind {kind!r} (expected one of {', '.join(MEASURED_KINDS)})")
+
+
+def error_pct(predicted: float, measured: float, kind: str) -> float:
+    if kind == "boundary":
+        return 100.0 * max(predicted - measured, 0.0) / measured
+    return 100.0 * (predicted - measured) / measured
+
+
+def evaluate_cases(cases: Iterable[dict],
+                   resolve_preset: Optional[Callable[[str], ModelArch]] = None) -> List[dict]:
+    rows = []
+    for case in cases:
+        plan = plan_from_mapping(case["plan"], resolve_preset or _no_presets)
+        est = estimate_memory(plan)
+        row = {
+            "id": case["id"],
+            "per_gpu_gib": est.per_gpu_gib,
+            "components_gib": dict(est.components_gib),
+            "low_gib": est.low_gib,
+            "high_gib": est.high_gib,
+        }
+        measured = case.get("measured") or {}
+        if measured.get("per_gpu_gib") is not None:
+            kind = measured.get("kind", "unknown")
+            predicted = comparable_gib(est, kind)
+            row.update(kind=kind, predicted_gib=round(predicted, 3),
+                       measured_gib=float(measured["per_gpu_gib"]),
+                       error_pct=round(error_pct(predicted, float(measured["per_gpu_gib"]), kind), 2))
+        rows.append(row)
+    return rows
+
+
+def _percentile(sorted_values: List[float], q: float) -> float:
+    """Linear-interpolation percentile (numpy's default)."""
+    if not sorted_values:
+        return float("nan")
+    pos = (len(sorted_values) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summary(rows: Iterable[dict]) -> dict:
+    errors = sorted(abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None)
+    n = len(errors)
+    return {
+        "median_abs_error_pct": round(statistics.median(errors), 2) if n else float("nan"),
+        "p90_abs_error_pct": round(_percentile(errors, 0.9), 2) if n else float("nan"),
+        "share_above_30pct": round(sum(e > 30 for e in errors) / n, 4) if n else float("nan"),
+        "n": n,
+    }
+
+
+def format_table(rows: Iterable[dict]) -> str:
+    lines = [f"{'id':<52} {'kind':<9} {'pred':>7} {'meas':>7} {'err%':>7}"]
+    for r in rows:
+        if r.get("error_pct") is None:
+            lines.append(f"{r['id']:<52} {'-':<9} {r['per_gpu_gib']:>7.2f} {'-':>7} {'-':>7}")
+        else:
+            lines.append(f"{r['id']:<52} {r['kind']:<9} {r['predicted_gib']:>7.2f} "
+                         f"{r['measured_gib']:>7.2f} {r['error_pct']:>+7.1f}")
+    return "\n".join(lines)

@@ -1,0 +1,455 @@
+"""Per-GPU peak memory of one fine-tuning step, from the model's real shapes.
+
+``estimate_memory(plan)`` is pure arithmetic over a :class:`bot.schema.TrainingPlan` (no I/O, no
+fitting per case). It sums what the caching allocator holds at the worst moment of a step and adds
+what the allocator and CUDA keep on top:
+
+* weights      frozen or trained base weights (NF4 + quantisation constants for QLoRA, with the
+               embedding and LM head kept in 16 bit), FSDP/ZeRO-3 shards plus the gathered units
+* adapters     LoRA A/B matrices (PEFT keeps them in fp32)
+* gradients    one gradient per trained parameter (DDP adds its bucket copy)
+* optimizer    AdamW / 8-bit / paged / SGD state for the trained parameters; the optimizer-step
+               temporaries when the step, not the backward pass, sets the peak
+* activations  tensors saved for backward (per layer, per token, from the block's real ops), or with
+               gradient checkpointing the layer inputs plus one recomputed layer
+* logits       the b*s*V logits and the cross-entropy copies at the start of backward
+* overhead     CUDA context + caching-allocator reserve (fragmentation, block rounding)
+
+Comparing with measurements: ``allocated_gib(estimate)`` is the figure ``max_memory_allocated``
+reports, ``reserved_gib(estimate)`` adds the allocator reserve (``max_memory_reserved``);
+``per_gpu_gib`` also adds the CUDA context, which nvidia-smi sees and torch does not.
+
+Assumption codes (``MemoryEstimate.assumptions``; rendered to text from ``knowledge/texts.yml``):
+
+    pure_bf16_halves_static       full fine-tuning in pure bf16: weights, grads and AdamW states all
+                                  16-bit (8 B/param, half the 16 B/param of mixed precision)
+    mixed_precision_fp32_master   full fine-tuning with AMP: fp32 weights/master, fp32 grads, fp32
+                                  AdamW states (16 B/param)
+    fp32_everything               weights, grads, states and activations all fp32
+    lora_base_fp32                LoRA with mixed precision: the frozen base is held in fp32 (4 B/param)
+    lora_base_bf16                LoRA: frozen base in bf16 (2 B/param)
+    qlora_nf4_base                QLoRA: linear layers in NF4 (0.5 B/param + block constants)
+    qlora_embeddings_unquantized  QLoRA: embedding and LM head stay 16-bit
+    adapters_fp32                 LoRA adapters, their grads and AdamW states in fp32 (PEFT default)
+    optimizer_adamw               AdamW: two states per trained parameter
+    optimizer_8bit                8-bit AdamW: two 1-byte states per trained parameter
+    optimizer_paged               paged optimizer: states live in CUDA unified memory, outside the peak
+    optimizer_sgd                 SGD without momentum: no optimizer state
+    gradient_checkpointing        only each layer's input is kept; one layer is recomputed in backward
+    no_gradient_checkpointing     every layer's saved activations are kept until backward
+    flash_attention               FlashAttention/SDPA: no seq^2 score matrix is stored
+    eager_attention_scores        eager attention: seq^2 scores (fp32 softmax + 16-bit copy) per head
+    logits_fp32_cross_entropy     cross-entropy upcasts the b*s*V logits to fp32 (several copies)
+    large_vocab_logits            logits + loss take more than 10 % of the peak
+    tied_embeddings               embedding and LM head share one matrix
+    gqa_kv_heads                  grouped-query attention: K/V projections are smaller than Q
+    grads_freed_each_step         gradients are freed after each step (set_to_none, no accumulation);
+                                  the high end of the range keeps them alive (gradient accumulation)
+    peak_at_optimizer_step        the optimizer step (grads + states + temporaries) sets the peak
+    sharded_zero2                 ZeRO-2: grads and optimizer states divided across GPUs
+    sharded_zero3                 ZeRO-3: weights, grads and states divided across GPUs
+    sharded_fsdp                  FSDP full shard: weights, grads and states divided across GPUs
+    ddp_replicated                DDP: every GPU holds a full copy plus gradient buckets
+    gathered_layers               sharded runs gather the current and the next layer (and the root
+                                  embedding/head) in full
+    offload_optimizer             optimizer states (and fp32 master) live in CPU memory
+    offload_params                parameters and gradients live in CPU memory too
+    cuda_context_not_in_torch     the CUDA context is not counted by torch's memory statistics
+    allocator_reserve             the caching allocator reserves more than it hands out
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+from bot.schema import COMPONENTS, MemoryEstimate, ModelArch, TrainingPlan
+
+GIB = 2 ** 30
+
+# --- bytes per element ---------------------------------------------------------------------------
+BF16_BYTES = 2      # IEEE bfloat16 / fp16
+FP32_BYTES = 4
+INT8_BYTES = 1
+
+# NF4 (QLoRA paper, Dettmers et al. 2023, §3): 4-bit codes, one fp32 absmax per block of 64 weights
+# (bitsandbytes default blocksize 64). Double quantisation is off by default in transformers'
+# BitsAndBytesConfig (bnb_4bit_use_double_quant=False), so the constants cost 32/64 bit per weight.
+NF4_BYTES_PER_PARAM = 0.5
+NF4_BLOCK = 64
+NF4_CONSTANT_BYTES_PER_PARAM = FP32_BYTES / NF4_BLOCK   # 0.0625 B/param
+
+# 8-bit AdamW (bitsandbytes, Dettmers et al. 2022 "8-bit Optimizers via Block-wise Quantization"):
+# two uint8 states + one fp32 absmax per 2048-value block.
+ADAM8BIT_BYTES_PER_PARAM = 2 * INT8_BYTES + 2 * FP32_BYTES / 2048
+
+# Paged optimizers (bitsandbytes PagedAdamW): the state is allocated with cudaMallocManaged, which
+# torch's caching allocator does not see; research note vram-estimators.md §0 and the torchtune
+# low-memory row (full FT of 6.74B in 13.94 GiB). We keep this fraction resident in the peak.
+PAGED_STATE_VISIBLE_FRACTION = 0.0
+
+# CUDA context (driver, kernels, cuBLAS workspace): "between 300 MiB and 2 GiB" (vram.asmirnov.xyz,
+# "Breaking down GPU VRAM consumption", 2023); torch.cuda statistics do not include it. With lazy
+# module loading (CUDA >= 11.7) the usual figure on data-centre cards is at the low end.
+CUDA_CONTEXT_GIB = 0.5
+
+# Caching allocator: reserved runs "roughly 10-25 % above allocated in published logs"
+# (vram-estimators.md §4.9). The point estimate takes the low end, the high end of the range the top.
+ALLOCATOR_RESERVE_FRACTION = 0.10
+ALLOCATOR_RESERVE_FRACTION_HIGH = 0.25
+
+# Cross-entropy over b*s*V logits, HF transformers >= 4.45 (ForCausalLMLoss): the model returns
+# 16-bit logits (kept alive by the output object), the loss upcasts them to fp32, log_softmax saves
+# its fp32 output; at the start of backward nll_loss_backward writes a dense fp32 gradient and
+# log_softmax_backward another one. Peak = 2 + 4 + 4 + 4 bytes per logit.
+LOGITS_HELD_BYTES = BF16_BYTES
+LOGITS_PEAK_BYTES = BF16_BYTES + 3 * FP32_BYTES
+
+# Range: activations and logits are the least certain part (kernels, framework versions, compile);
+# vram-estimators.md §4 shows ±30 % swings between stacks for the same configuration.
+DYNAMIC_LOW_FACTOR = 0.75
+DYNAMIC_HIGH_FACTOR = 1.25
+
+GRADS_KEPT_BETWEEN_MICROBATCHES = True
+
+
+@dataclass(frozen=True)
+class _Shapes:
+    head_dim: int
+    kv_dim: int
+    embed_params: int      # input embedding
+    head_params: int       # separate LM head (0 when tied)
+    linear_params: int     # everything else (decoder blocks + norms), from the plan's param count
+    layer_params: float    # linear_params / layers
+
+
+def _shapes(m: ModelArch) -> _Shapes:
+    head_dim = m.hidden // m.heads
+    kv_dim = head_dim * m.kv_heads
+    embed = m.vocab * m.hidden
+    head = 0 if m.tied_embeddings else m.vocab * m.hidden
+    # The plan's total is authoritative (biases, norms, padded vocabularies, parallel blocks);
+    # whatever is not embedding/head lives in the decoder blocks.
+    linear = max(m.params - embed - head, 0)
+    return _Shapes(head_dim, kv_dim, embed, head, linear, linear / m.layers)
+
+
+def _module_shapes(m: ModelArch, s: _Shapes) -> Dict[str, Tuple[int, int]]:
+    """(in_features, out_features) of each linear layer of one decoder block."""
+    mods = {"q": (m.hidden, m.hidden), "k": (m.hidden, s.kv_dim), "v": (m.hidden, s.kv_dim),
+            "o": (m.hidden, m.hidden)}
+    if m.mlp == "swiglu":   # gate, up: h -> I; down: I -> h (Shazeer 2020, Llama)
+        mods.update({"gate": (m.hidden, m.intermediate), "up": (m.hidden, m.intermediate),
+                     "down": (m.intermediate, m.hidden)})
+    else:                   # GPT-style fc1: h -> I, fc2: I -> h
+        mods.update({"fc1": (m.hidden, m.intermediate), "fc2": (m.intermediate, m.hidden)})
+    return mods
+
+
+LORA_TARGET_MODULES = {
+    "attention_qv": ("q", "v"),
+    "attention": ("q", "k", "v", "o"),
+    "all_linear": ("q", "k", "v", "o", "gate", "up", "down", "fc1", "fc2"),
+}
+
+
+def adapter_params(plan: TrainingPlan) -> int:
+    """LoRA parameters: rank * (in + out) for every targeted linear layer of every block."""
+    if plan.lora is None or plan.method == "full":
+        return 0
+    m = plan.model
+    mods = _module_shapes(m, _shapes(m))
+    targets = LORA_TARGET_MODULES[plan.lora.targets]
+    per_layer = sum(plan.lora.rank * (i + o) for name, (i, o) in mods.items() if name in targets)
+    return per_layer * m.layers
+
+
+def _activation_bytes_per_token_layer(plan: TrainingPlan, s: _Shapes) -> float:
+    """Bytes saved for backward per token in one decoder block, without checkpointing.
+
+    Walks the ops of a Llama/GPT-NeoX block as HF transformers + PEFT run them (autograd only saves
+    a tensor when the gradient that needs it is required, so frozen linears do not save inputs):
+
+    * RMSNorm upcasts its input to fp32 and pow/mul save it (4h); with a trained norm weight the
+      16-bit normalised tensor is saved too (2h).
+    * a trained linear saves its 16-bit input; a LoRA-adapted frozen linear saves the fp32 copy PEFT
+      makes for lora_A (x.to(lora_A.weight.dtype)), one per adapted module.
+    * FlashAttention saves q, k, v, out (+ a small logsumexp); eager attention saves q and the
+      repeated k, v, the fp32 softmax output and its 16-bit copy (a*s per token each).
+    * SwiGLU saves the gate output (SiLU input), SiLU output and up output (the product's inputs);
+      GELU saves the fc1 output. The product / GELU output is saved only if the down/fc2 input is.
+    """
+    m = plan.model
+    h, kv, inter = m.hidden, s.kv_dim, m.intermediate
+    full = plan.method == "full"
+    act = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
+    # Under AMP the model is fp32, so the residual stream and norm outputs stay fp32.
+    stream = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
+    targets = () if full else LORA_TARGET_MODULES[plan.lora.targets] if plan.lora else ()
+    adapted_input = FP32_BYTES  # PEFT casts the input of every adapted module to the adapter dtype
+
+    def linear_input(name: str, width: int) -> float:
+        if full:
+            return 0.0  # shared with the tensor already counted by the producer below
+        return adapted_input * width if name in targets else 0.0
+
+    total = 0.0
+    # two norms (attention and MLP)
+    norm = FP32_BYTES * h + (stream * h if full else 0)
+    total += 2 * norm
+    # attention inputs: the normalised tensor (shared by q, k, v when they are trained)
+    if full:
+        total += act * h
+    total += sum(linear_input(n, h) for n in ("q", "k", "v"))
+    if plan.attention == "flash":
+        total += act * (h + 2 * kv + h)                       # q, k, v, out
+        total += linear_input("o", h)                         # out is already saved by the kernel
+    else:
+        seq = plan.seq_len
+        total += act * 3 * h                                  # q, repeated k, repeated v
+        total += (FP32_BYTES + act) * m.heads * seq           # softmax out (fp32) + 16-bit probs
+        total += act * h if full else linear_input("o", h)    # o_proj input
+    # MLP
+    if full:
+        total += act * h                                      # normalised input of gate/up or fc1
+    if m.mlp == "swiglu":
+        total += sum(linear_input(n, h) for n in ("gate", "up"))
+        total += act * 3 * inter                              # gate out, silu out, up out
+        total += act * inter if full else linear_input("down", inter)
+    else:
+        total += linear_input("fc1", h)
+        total += act * inter                                  # fc1 out (GELU input)
+        total += act * inter if full else linear_input("fc2", inter)
+    return total
+
+
+def _layer_backward_working_bytes_per_token(plan: TrainingPlan) -> float:
+    """Transient gradients while one block runs backward: the incoming and outgoing hidden-state
+    gradients and the gradients of the MLP intermediates (3 for SwiGLU, 2 for GELU)."""
+    m = plan.model
+    act = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
+    n_inter = 3 if m.mlp == "swiglu" else 2
+    return act * (2 * m.hidden + n_inter * m.intermediate)
+
+
+def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
+    m = plan.model
+    s = _shapes(m)
+    n = plan.gpus if plan.sharding != "none" else 1
+    sharding = plan.sharding if plan.gpus > 1 else "none"
+    shards_params = sharding in ("fsdp", "zero3")
+    shards_states = sharding in ("fsdp", "zero2", "zero3")
+    offload_opt = plan.offload in ("optimizer", "optimizer_and_params")
+    offload_params = plan.offload == "optimizer_and_params"
+    tokens = plan.micro_batch * plan.seq_len
+    codes: List[str] = []
+
+    # ---- weights ---------------------------------------------------------------------------------
+    compute_bytes = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
+    emb_head = s.embed_params + s.head_params
+    if plan.method == "full":
+        trained = m.params
+        if plan.precision == "bf16":
+            w_bytes, g_bytes, state_bytes = BF16_BYTES, BF16_BYTES, BF16_BYTES
+            master_bytes = 0
+            codes.append("pure_bf16_halves_static")
+        elif plan.precision == "mixed":
+            if sharding in ("zero2", "zero3") or offload_opt:
+                # DeepSpeed: 16-bit params and grads on the GPU, fp32 master + m + v in the
+                # optimizer partition, plus the fp32 gradient partition ("18 = 2 + 4 + 4 + 8",
+                # deepspeed/runtime/zero/stage_1_and_2.py).
+                w_bytes, g_bytes, state_bytes, master_bytes = BF16_BYTES, BF16_BYTES, FP32_BYTES, FP32_BYTES
+            else:
+                # HF Trainer AMP / FSDP mixed: the fp32 weights are the master copy (ZeRO paper's 16 B/param).
+                w_bytes, g_bytes, state_bytes, master_bytes = FP32_BYTES, FP32_BYTES, FP32_BYTES, 0
+            codes.append("mixed_precision_fp32_master")
+        else:
+            w_bytes, g_bytes, state_bytes, master_bytes = FP32_BYTES, FP32_BYTES, FP32_BYTES, 0
+            codes.append("fp32_everything")
+        weights_full = m.params * w_bytes
+        largest_unit = s.layer_params * w_bytes
+        root_unit = emb_head * w_bytes
+    else:
+        trained = adapter_params(plan)
+        g_bytes = state_bytes = FP32_BYTES   # PEFT autocast_adapter_dtype=True: adapters in fp32
+        master_bytes = 0
+        w_bytes = FP32_BYTES
+        if plan.method == "qlora":
+            emb_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
+            lin_bytes = NF4_BYTES_PER_PARAM + NF4_CONSTANT_BYTES_PER_PARAM
+            weights_full = s.linear_params * lin_bytes + emb_head * emb_bytes
+            # bitsandbytes dequantises one weight matrix at a time into a 16-bit buffer
+            biggest_matrix = max(i * o for i, o in _module_shapes(m, s).values())
+            weights_full += biggest_matrix * BF16_BYTES
+            largest_unit = s.layer_params * lin_bytes
+            root_unit = emb_head * emb_bytes
+            codes += ["qlora_nf4_base", "qlora_embeddings_unquantized"]
+        else:
+            base_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
+            weights_full = m.params * base_bytes
+            largest_unit = s.layer_params * base_bytes
+            root_unit = emb_head * base_bytes
+            codes.append("lora_base_fp32" if base_bytes == FP32_BYTES else "lora_base_bf16")
+        codes.append("adapters_fp32")
+
+    if m.tied_embeddings:
+        codes.append("tied_embeddings")
+    if m.kv_heads < m.heads:
+        codes.append("gqa_kv_heads")
+
+    # Sharded / offloaded parameters: the GPU keeps its shard plus the units being used
+    # (FSDP prefetches the next layer while computing the current one; the root unit with the
+    # embedding and LM head stays gathered between forward and backward).
+    gathered = 0.0
+    if offload_params:
+        weights = 0.0
+        gathered = 2 * largest_unit + root_unit
+        codes.append("offload_params")
+    elif shards_params:
+        weights = weights_full / n
+        gathered = 2 * largest_unit + root_unit * (1 - 1 / n)
+    else:
+        weights = weights_full
+    if gathered:
+        codes.append("gathered_layers")
+    weights += gathered
+
+    adapters = 0.0
+    if plan.method != "full":
+        adapters = trained * w_bytes / (n if shards_params else 1)
+
+    # ---- gradients -------------------------------------------------------------------------------
+    grads_full = trained * g_bytes
+    if offload_params:
+        gradients = largest_unit / w_bytes * g_bytes   # one layer's grads before they move to CPU
+    elif shards_states:
+        gradients = grads_full / n + (largest_unit / w_bytes * g_bytes if shards_params else 0)
+    else:
+        gradients = grads_full
+    if sharding == "ddp":
+        # DDP copies every gradient into its communication buckets unless gradient_as_bucket_view
+        # (PyTorch DDP docs: the saving "will be equal to the total gradients size").
+        gradients += grads_full
+        codes.append("ddp_replicated")
+    elif sharding in ("zero2", "zero3", "fsdp"):
+        codes.append({"zero2": "sharded_zero2", "zero3": "sharded_zero3", "fsdp": "sharded_fsdp"}[sharding])
+
+    # ---- optimizer -------------------------------------------------------------------------------
+    opt = plan.optimizer
+    if opt == "sgd":
+        per_param_state = 0.0
+        codes.append("optimizer_sgd")
+    elif opt in ("adamw_8bit", "paged_adamw_8bit"):
+        per_param_state = ADAM8BIT_BYTES_PER_PARAM
+    else:
+        per_param_state = 2 * state_bytes
+    if opt.startswith("paged"):
+        per_param_state *= PAGED_STATE_VISIBLE_FRACTION
+        codes.append("optimizer_paged")
+    elif opt in ("adamw_8bit",):
+        codes.append("optimizer_8bit")
+    elif opt == "adamw":
+        codes.append("optimizer_adamw")
+    optimizer_full = trained * (per_param_state + master_bytes)
+    if offload_opt:
+        optimizer = 0.0
+        codes.append("offload_optimizer")
+    else:
+        optimizer = optimizer_full / (n if shards_states else 1)
+    # torch AdamW (foreach, the default on CUDA) builds one intermediate list the size of the
+    # states ("denom = sqrt(v)/bias + eps"; PyTorch optim docs: foreach trades peak memory for speed)
+    step_temporaries = 0.0
+    if opt in ("adamw",) and not offload_opt:
+        step_temporaries = trained * state_bytes / (n if shards_states else 1)
+
+    # ---- activations -----------------------------------------------------------------------------
+    per_tok_layer = _activation_bytes_per_token_layer(plan, s)
+    working = _layer_backward_working_bytes_per_token(plan) * tokens
+    stream = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
+    if plan.gradient_checkpointing:
+        stored = m.layers * tokens * m.hidden * stream          # each block's input
+        recompute = per_tok_layer * tokens + working            # one block recomputed in backward
+        codes.append("gradient_checkpointing")
+    else:
+        stored = m.layers * tokens * per_tok_layer
+        recompute = working
+        codes.append("no_gradient_checkpointing")
+    codes.append("flash_attention" if plan.attention == "flash" else "eager_attention_scores")
+
+    # ---- logits / loss ---------------------------------------------------------------------------
+    logit_elems = tokens * m.vocab
+    logits_peak = logit_elems * LOGITS_PEAK_BYTES
+    logits_held = logit_elems * LOGITS_HELD_BYTES
+    codes.append("logits_fp32_cross_entropy")
+
+    # The dynamic peak is either the start of backward (all saved activations + the cross-entropy
+    # copies) or a block's backward (activations + held logits + one recomputed block).
+    if logits_peak >= logits_held + recompute:
+        activations, logits = stored, logits_peak
+    else:
+        activations, logits = stored + recompute, logits_held
+
+    # Two moments can set the peak. (1) The start of backward: all saved activations plus the
+    # cross-entropy copies. (2) The optimizer step: gradients + states + step temporaries.
+    # Gradients of the whole model coexist with activations when gradient accumulation keeps them
+    # between micro-batches (the usual case with micro-batch 1); without accumulation
+    # zero_grad(set_to_none=True) (torch >= 2.0 default) frees them before the next forward.
+    fwd_bwd = activations + logits
+    overlap = 0.0
+    if GRADS_KEPT_BETWEEN_MICROBATCHES or plan.method != "full":
+        if step_temporaries > fwd_bwd:
+            optimizer += step_temporaries - fwd_bwd
+            codes.append("peak_at_optimizer_step")
+    else:
+        codes.append("grads_freed_each_step")
+        step = gradients + step_temporaries
+        if step > fwd_bwd:
+            optimizer += step - fwd_bwd
+            codes.append("peak_at_optimizer_step")
+        overlap = min(gradients, fwd_bwd)
+    components = {
+        "weights": weights,
+        "adapters": adapters,
+        "gradients": gradients,
+        "optimizer": optimizer,
+        "activations": activations,
+        "logits": logits,
+    }
+    if overlap:
+        # gradients reuse the room the activations free during backward
+        cut_act = min(overlap, activations)
+        components["activations"] -= cut_act
+        components["logits"] -= overlap - cut_act
+    allocated = sum(components.values())
+    reserve = allocated * ALLOCATOR_RESERVE_FRACTION
+    context = CUDA_CONTEXT_GIB * GIB
+    components["overhead"] = reserve + context
+    codes += ["allocator_reserve", "cuda_context_not_in_torch"]
+    total = allocated + reserve + context
+
+    logits_share = logits / total if total else 0
+    if logits_share > 0.10:
+        codes.append("large_vocab_logits")
+
+    dyn = activations + logits
+    low = allocated - dyn * (1 - DYNAMIC_LOW_FACTOR) + context
+    high = ((allocated + overlap + dyn * (DYNAMIC_HIGH_FACTOR - 1)) * (1 + ALLOCATOR_RESERVE_FRACTION_HIGH)
+            + context)
+
+    comps = {k: round(components[k] / GIB, 3) for k in COMPONENTS}
+    return MemoryEstimate(
+        per_gpu_gib=round(total / GIB, 3),
+        components_gib=comps,
+        low_gib=round(low / GIB, 3),
+        high_gib=round(high / GIB, 3),
+        assumptions=list(dict.fromkeys(c for c in codes if c)),
+    )
+
+
+def allocated_gib(est: MemoryEstimate) -> float:
+    """What torch.cuda.max_memory_allocated would report: the estimate without overhead."""
+    return est.per_gpu_gib - est.components_gib["overhead"]
+
+
+def reserved_gib(est: MemoryEstimate) -> float:
+    """What torch.cuda.max_memory_reserved would report: allocated + allocator reserve."""
+    return est.per_gpu_gib - CUDA_CONTEXT_GIB

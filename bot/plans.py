@@ -1,0 +1,129 @@
+"""Training plans with the advisor's documented defaults (see docs/estimate.md).
+
+* LoRA / QLoRA: bf16 frozen base (NF4 for QLoRA), AdamW, LoRA rank 16 on all linear layers,
+  micro-batch 1, gradient checkpointing on, flash attention, one GPU.
+* Full fine-tuning: precision "mixed" (fp32 master weights + fp32 AdamW states, about 16 B/param
+  before activations: the Hugging Face Trainer AMP regime), gradient checkpointing on, micro-batch 1.
+* More than one GPU: ZeRO-3 sharding (weights, gradients and optimizer states divided).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Mapping
+
+from pydantic import ValidationError
+
+from bot.schema import LoraSpec, ModelArch, TrainingPlan
+
+DEFAULT_LORA_RANK = 16
+DEFAULT_LORA_TARGETS = "all_linear"
+DEFAULT_MULTI_GPU_SHARDING = "zero3"
+
+_PLAN_FIELDS = set(TrainingPlan.__fields__)
+
+
+def default_precision(method: str) -> str:
+    return "mixed" if method == "full" else "bf16"
+
+
+def _default_lora(arch: ModelArch) -> LoraSpec:
+    return LoraSpec(rank=min(DEFAULT_LORA_RANK, arch.hidden), targets=DEFAULT_LORA_TARGETS)
+
+
+def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
+                 micro_batch: int = 1) -> TrainingPlan:
+    """The plan the advisor assumes when the user only gives model, method and sequence length."""
+    if method not in ("full", "lora", "qlora"):
+        raise ValueError(f"method: expected full, lora or qlora, got {method!r}")
+    plan = TrainingPlan(
+        model=arch,
+        method=method,
+        precision=default_precision(method),
+        optimizer="adamw",
+        lora=None if method == "full" else _default_lora(arch),
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        gradient_checkpointing=True,
+        attention="flash",
+        gpus=1,
+        sharding="none",
+        offload="none",
+    )
+    return sharded_plan(plan, gpus) if gpus > 1 else plan
+
+
+def sharded_plan(plan: TrainingPlan, gpus: int, sharding: str = DEFAULT_MULTI_GPU_SHARDING) -> TrainingPlan:
+    """The same job spread over ``gpus`` GPUs (one GPU means no sharding)."""
+    if not isinstance(gpus, int) or gpus < 1:
+        raise ValueError(f"gpus: expected a whole number >= 1, got {gpus!r}")
+    if sharding not in ("ddp", "fsdp", "zero2", "zero3"):
+        raise ValueError(f"sharding: expected ddp, fsdp, zero2 or zero3, got {sharding!r}")
+    data = plan.dict()
+    data.update(gpus=gpus, sharding=sharding if gpus > 1 else "none")
+    return TrainingPlan(**data)
+
+
+def _field_error(exc: ValidationError, prefix: str = "") -> ValueError:
+    """A ValueError whose message starts with the dotted name of the bad field."""
+    parts = []
+    for err in exc.errors():
+        loc = [str(x) for x in err["loc"] if x != "__root__"]
+        if not loc:  # a cross-field check: name the first field its message mentions
+            words = err["msg"].replace(",", " ").split()
+            loc = [next((w for w in words if w in _PLAN_FIELDS or w in ModelArch.__fields__), "plan")]
+        parts.append(f"{prefix}{'.'.join(loc)}: {err['msg']}")
+    return ValueError("; ".join(parts))
+
+
+def plan_from_mapping(data: Mapping[str, Any], resolve_preset: Callable[[str], ModelArch]) -> TrainingPlan:
+    """Build a plan from a calibration-style dict.
+
+    ``model`` is a full ModelArch dict or a preset name resolved by ``resolve_preset``. Optional
+    fields take the defaults of :func:`default_plan` (for lora/qlora a missing ``lora`` becomes rank
+    16 on all linear layers). Keys ending in ``_note`` are annotations and are ignored. Errors are
+    ``ValueError`` whose message starts with the offending field name.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError(f"plan: expected a mapping, got {type(data).__name__}")
+    # None means "not given": the default applies
+    fields: Dict[str, Any] = {k: v for k, v in data.items() if not str(k).endswith("_note") and v is not None}
+    unknown = sorted(set(fields) - _PLAN_FIELDS)
+    if unknown:
+        raise ValueError(f"{unknown[0]}: unknown plan field (known: {', '.join(sorted(_PLAN_FIELDS))})")
+    for required in ("model", "method", "seq_len"):
+        if fields.get(required) is None:
+            raise ValueError(f"{required}: missing required field")
+
+    model = fields["model"]
+    if isinstance(model, str):
+        try:
+            arch = resolve_preset(model)
+        except Exception as exc:  # the resolver's own error type; the field name is what matters
+            raise ValueError(f"model: unknown model preset {model!r} ({exc})") from exc
+        if not isinstance(arch, ModelArch):
+            raise ValueError(f"model: preset {model!r} did not resolve to a model architecture")
+    elif isinstance(model, ModelArch):
+        arch = model
+    elif isinstance(model, Mapping):
+        try:
+            arch = ModelArch(**model)
+        except ValidationError as exc:
+            raise _field_error(exc, "model.") from exc
+        except TypeError as exc:
+            raise ValueError(f"model: {exc}") from exc
+    else:
+        raise ValueError(f"model: expected a preset name or a mapping, got {type(model).__name__}")
+
+    method = fields["method"]
+    if method not in ("full", "lora", "qlora"):
+        raise ValueError(f"method: expected full, lora or qlora, got {method!r}")
+    fields["model"] = arch
+    fields.setdefault("precision", default_precision(method))
+    if method != "full" and fields.get("lora") is None:
+        fields["lora"] = _default_lora(arch)
+    if fields.get("sharding") is None:
+        gpus = fields.get("gpus", 1)
+        fields["sharding"] = DEFAULT_MULTI_GPU_SHARDING if isinstance(gpus, int) and gpus > 1 else "none"
+    try:
+        return TrainingPlan(**fields)
+    except ValidationError as exc:
+        raise _field_error(exc) from exc
