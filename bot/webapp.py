@@ -1,0 +1,90 @@
+"""Website for the chat widget: serves web/ and the memory charts, and tells the widget where Rasa listens.
+
+    python -m bot.webapp --port 8080
+
+Environment:
+  ADVISOR_CHART_DIR   folder of chart PNGs written by action_estimate, served at /charts/ (default var/charts)
+  ADVISOR_SOCKET_URL  Rasa's socket.io base URL for the widget (default: same host as the page, port 5005)
+  ADVISOR_SOCKET_PATH socket.io path (default /socket.io)
+
+No rasa import: this process only serves files.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import Optional
+
+from aiohttp import web
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB_DIR = ROOT / "web"
+_CHART_NAME = re.compile(r"^[A-Za-z0-9_.-]+\.png$")
+
+# Scripts only from this server (a second line of defence behind the widget's text-only rendering); the socket.io
+# connection may go to another host (Rasa), and charts are images from here.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
+                           "connect-src 'self' http: https: ws: wss:; object-src 'none'; base-uri 'none'; "
+                           "frame-ancestors *")
+
+
+def chart_dir() -> Path:
+    return Path(os.environ.get("ADVISOR_CHART_DIR", "var/charts"))
+
+
+@web.middleware
+async def security_headers(request: web.Request, handler):
+    response = await handler(request)
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if response.content_type == "text/html":
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    if request.path.endswith((".js", ".css", ".json")) or request.path.startswith("/charts/"):
+        # The widget is embedded on other sites: they load its script, style and the chart images from here.
+        response.headers.setdefault("Access-Control-Allow-Origin", "*")
+    response.headers.setdefault("Cache-Control", "no-cache")
+    return response
+
+
+async def widget_config(request: web.Request) -> web.Response:
+    return web.json_response({
+        # null: the widget derives <page host>:5005 itself, which works for localhost and for a LAN address.
+        "socketUrl": os.environ.get("ADVISOR_SOCKET_URL") or None,
+        "socketPath": os.environ.get("ADVISOR_SOCKET_PATH", "/socket.io"),
+    })
+
+
+async def chart(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["name"]
+    if not _CHART_NAME.match(name):
+        raise web.HTTPNotFound()
+    path = chart_dir() / name
+    if not path.is_file():
+        raise web.HTTPNotFound()
+    return web.FileResponse(path, headers={"Content-Type": "image/png"})
+
+
+def create_app(web_dir: Path = WEB_DIR) -> web.Application:
+    app = web.Application(middlewares=[security_headers])
+    app.router.add_get("/config.json", widget_config)
+    app.router.add_get("/charts/{name}", chart)
+    app.router.add_get("/", lambda request: web.FileResponse(web_dir / "index.html"))
+    app.router.add_static("/", web_dir, show_index=False, follow_symlinks=False)
+    return app
+
+
+def main(argv: Optional[list] = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve the chat page, the embeddable widget and the charts.")
+    parser.add_argument("--host", default=os.environ.get("ADVISOR_WEB_HOST", "0.0.0.0"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("ADVISOR_WEB_PORT", "8080")))
+    args = parser.parse_args(argv)
+    chart_dir().mkdir(parents=True, exist_ok=True)
+    shown = "localhost" if args.host in ("0.0.0.0", "::") else args.host
+    web.run_app(create_app(), host=args.host, port=args.port, access_log=None,
+                print=lambda _: print(f"Chat page: http://{shown}:{args.port}/  "
+                                      f"(embed demo: http://{shown}:{args.port}/demo.html)", flush=True))
+
+
+if __name__ == "__main__":
+    main()

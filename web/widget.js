@@ -1,0 +1,454 @@
+/*
+ * CloudRUX GPU advisor chat widget: plain JavaScript, no build step, no CDN.
+ *
+ * Embed on any page with one element and one script tag:
+ *   <div id="gpu-advisor-chat" data-lang="fa"></div>
+ *   <script src="https://advisor.example.com/widget.js" defer></script>
+ *
+ * Options (data-* on the element): data-lang "fa" | "tr" (interface language; default: page language, else fa),
+ * data-socket-url (Rasa base URL; default: /config.json of the widget's server, else <widget host>:5005),
+ * data-socket-path (default /socket.io), data-greet "false" (do not ask for a greeting on the first visit).
+ *
+ * Security: every bot text is put into the page with textContent, never innerHTML; links and markup in replies
+ * show as typed. Images are shown only for http(s) URLs.
+ */
+(function () {
+  "use strict";
+
+  var SCRIPT = document.currentScript;
+  var BASE = new URL(".", SCRIPT ? SCRIPT.src : window.location.href);
+  var STORAGE_PREFIX = "gpuAdvisor.";
+  var HISTORY_LIMIT = 200;
+  var TYPING_TIMEOUT_MS = 30000;
+
+  // Interface chrome only; everything the assistant says comes from Rasa in the user's language.
+  var UI_TEXT = {
+    fa: {
+      title: "مشاور GPU ابری",
+      subtitle: "برآورد حافظه، کارت مناسب و هزینهٔ فاین‌تیون",
+      inputLabel: "پیام شما",
+      placeholder: "مثلاً: Llama 3.1 8B با QLoRA و ۲۰۴۸ توکن",
+      send: "ارسال",
+      typing: "در حال نوشتن…",
+      connecting: "در حال اتصال…",
+      reconnecting: "اتصال قطع شد؛ در حال اتصال دوباره…",
+      connected: "متصل",
+      chart: "نمودار حافظهٔ GPU",
+      log: "گفت‌وگو با مشاور GPU",
+      you: "شما",
+      bot: "مشاور",
+      newChat: "گفت‌وگوی تازه",
+      choices: "گزینه‌ها"
+    },
+    tr: {
+      title: "Bulut GPU danışmanı",
+      subtitle: "Bellek tahmini, uygun kart ve ince ayar maliyeti",
+      inputLabel: "Mesajınız",
+      placeholder: "Örneğin: Llama 3.1 8B, QLoRA, 2048 token",
+      send: "Gönder",
+      typing: "yazıyor…",
+      connecting: "Bağlanıyor…",
+      reconnecting: "Bağlantı koptu; yeniden bağlanılıyor…",
+      connected: "Bağlı",
+      chart: "GPU bellek grafiği",
+      log: "GPU danışmanı ile sohbet",
+      you: "Siz",
+      bot: "Danışman",
+      newChat: "Yeni sohbet",
+      choices: "Seçenekler"
+    }
+  };
+
+  // ---- direction ------------------------------------------------------------------------------------------
+  var RTL_LETTER = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]/g;
+  var LTR_LETTER = /[A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF]/g;
+  // Runs of Latin words, numbers and units ("Llama 3.1 8B", "24 GB", "$1.20/h") that get their own isolated
+  // direction inside right-to-left text, so their digits and dots stay in reading order.
+  var LATIN_RUN = /[A-Za-z0-9$€£+][A-Za-z0-9$€£%.,:\/+\-_×'’]*(?:[ \u00A0]+[A-Za-z0-9$€£(+][A-Za-z0-9$€£%.,:\/+\-_×'’)]*)*/g;
+
+  /** "rtl" when the text is mostly Persian (Arabic script), else "ltr". */
+  function textDirection(text) {
+    var rtl = (String(text).match(RTL_LETTER) || []).length;
+    var ltr = (String(text).match(LTR_LETTER) || []).length;
+    if (rtl === 0 && ltr === 0) return null;
+    return rtl * 3 >= ltr ? "rtl" : "ltr";
+  }
+
+  function uiLanguage(el) {
+    var wanted = (el.getAttribute("data-lang") || document.documentElement.lang || navigator.language || "fa");
+    wanted = wanted.toLowerCase().slice(0, 2);
+    return UI_TEXT[wanted] ? wanted : "fa";
+  }
+
+  // ---- DOM helpers (text only) ----------------------------------------------------------------------------
+  function make(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  /** Fill `node` with `text` as plain text; in RTL text, Latin/number runs go into <bdi> so they stay readable. */
+  function fillText(node, text, dir) {
+    text = String(text);
+    if (dir !== "rtl") {
+      node.textContent = text;
+      return;
+    }
+    var last = 0;
+    text.replace(LATIN_RUN, function (run, offset) {
+      if (offset > last) node.appendChild(document.createTextNode(text.slice(last, offset)));
+      node.appendChild(make("bdi", null, run));
+      last = offset + run.length;
+      return run;
+    });
+    if (last < text.length) node.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  function safeImageUrl(src) {
+    try {
+      var url = new URL(String(src), window.location.href);
+      return url.protocol === "http:" || url.protocol === "https:" ? url.href : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      var tag = document.createElement("script");
+      tag.src = src;
+      tag.onload = resolve;
+      tag.onerror = function () { reject(new Error("cannot load " + src)); };
+      document.head.appendChild(tag);
+    });
+  }
+
+  function loadStyle(href) {
+    if (document.querySelector('link[data-gpu-advisor-style]')) return;
+    var link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = href;
+    link.setAttribute("data-gpu-advisor-style", "");
+    document.head.appendChild(link);
+  }
+
+  function storageGet(key, fallback) {
+    try {
+      var raw = window.localStorage.getItem(STORAGE_PREFIX + key);
+      return raw === null ? fallback : JSON.parse(raw);
+    } catch (e) {
+      return fallback;
+    }
+  }
+
+  function storageSet(key, value) {
+    try {
+      window.localStorage.setItem(STORAGE_PREFIX + key, JSON.stringify(value));
+    } catch (e) { /* private mode or full storage: the chat still works, it just is not kept */ }
+  }
+
+  function newSessionId() {
+    if (window.crypto && window.crypto.randomUUID) return window.crypto.randomUUID().replace(/-/g, "");
+    return Date.now().toString(16) + Math.random().toString(16).slice(2);
+  }
+
+  // ---- the widget -----------------------------------------------------------------------------------------
+  function Widget(root, options) {
+    this.root = root;
+    this.options = options;
+    this.lang = uiLanguage(root);
+    this.t = UI_TEXT[this.lang];
+    this.sessionId = storageGet("session", null);
+    this.history = storageGet("history", []);
+    this.typingTimer = null;
+    this.build();
+    this.restore();
+  }
+
+  Widget.prototype.build = function () {
+    var t = this.t;
+    var root = this.root;
+    root.classList.add("gpa");
+    if (root.getAttribute("data-mode") === "page") root.classList.add("gpa--page");
+    root.setAttribute("dir", this.lang === "fa" ? "rtl" : "ltr");
+    root.setAttribute("lang", this.lang);
+    root.textContent = "";
+
+    var header = make("div", "gpa-header");
+    var titles = make("div", "gpa-titles");
+    titles.appendChild(make("h2", "gpa-title", t.title));
+    titles.appendChild(make("p", "gpa-subtitle", t.subtitle));
+    header.appendChild(titles);
+    this.resetButton = make("button", "gpa-reset", t.newChat);
+    this.resetButton.type = "button";
+    header.appendChild(this.resetButton);
+    root.appendChild(header);
+
+    this.status = make("div", "gpa-status", t.connecting);
+    this.status.setAttribute("role", "status");
+    root.appendChild(this.status);
+
+    this.log = make("div", "gpa-log");
+    this.log.setAttribute("role", "log");
+    this.log.setAttribute("aria-live", "polite");
+    this.log.setAttribute("aria-relevant", "additions");
+    this.log.setAttribute("aria-label", t.log);
+    this.log.tabIndex = 0;
+    root.appendChild(this.log);
+
+    this.typing = make("div", "gpa-typing");
+    this.typing.setAttribute("aria-hidden", "true");
+    this.typing.hidden = true;
+    for (var i = 0; i < 3; i++) this.typing.appendChild(make("span", "gpa-dot"));
+    this.typing.appendChild(make("span", "gpa-sr", t.typing));
+    root.appendChild(this.typing);
+
+    var form = make("form", "gpa-form");
+    var inputId = "gpa-input-" + Math.random().toString(36).slice(2, 8);
+    var label = make("label", "gpa-sr", t.inputLabel);
+    label.htmlFor = inputId;
+    this.input = make("textarea", "gpa-input");
+    this.input.id = inputId;
+    this.input.rows = 1;
+    this.input.placeholder = t.placeholder;
+    this.input.setAttribute("dir", "auto");
+    this.input.setAttribute("autocomplete", "off");
+    this.sendButton = make("button", "gpa-send", t.send);
+    this.sendButton.type = "submit";
+    form.appendChild(label);
+    form.appendChild(this.input);
+    form.appendChild(this.sendButton);
+    root.appendChild(form);
+
+    var self = this;
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      self.sendTyped();
+    });
+    this.input.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        self.sendTyped();
+      }
+    });
+    this.resetButton.addEventListener("click", function () { self.reset(); });
+  };
+
+  Widget.prototype.restore = function () {
+    for (var i = 0; i < this.history.length; i++) this.render(this.history[i], i === this.history.length - 1);
+    this.scrollDown();
+  };
+
+  Widget.prototype.remember = function (entry) {
+    this.history.push(entry);
+    if (this.history.length > HISTORY_LIMIT) this.history = this.history.slice(-HISTORY_LIMIT);
+    storageSet("history", this.history);
+  };
+
+  Widget.prototype.scrollDown = function () {
+    this.log.scrollTop = this.log.scrollHeight;
+  };
+
+  /** Draw one history entry: {from: "user"|"bot", text?, image?, buttons?: [{title, payload}]}. */
+  Widget.prototype.render = function (entry, buttonsActive) {
+    var t = this.t;
+    var row = make("div", "gpa-row gpa-row--" + entry.from);
+    var bubble = make("div", "gpa-bubble gpa-bubble--" + entry.from);
+    var who = make("span", "gpa-sr", (entry.from === "user" ? t.you : t.bot) + ": ");
+    bubble.appendChild(who);
+
+    if (entry.text) {
+      var dir = textDirection(entry.text) || (this.lang === "fa" ? "rtl" : "ltr");
+      var body = make("div", "gpa-text");
+      body.setAttribute("dir", dir);
+      body.setAttribute("lang", dir === "rtl" ? "fa" : "tr");
+      fillText(body, entry.text, dir);
+      bubble.appendChild(body);
+      bubble.setAttribute("dir", dir);
+    }
+    if (entry.image) {
+      var src = safeImageUrl(entry.image);
+      if (src) {
+        var img = make("img", "gpa-image");
+        img.alt = t.chart;
+        img.loading = "lazy";
+        img.src = src;
+        var self = this;
+        img.addEventListener("load", function () { self.scrollDown(); });
+        bubble.appendChild(img);
+        bubble.classList.add("gpa-bubble--image");
+      }
+    }
+    row.appendChild(bubble);
+
+    if (entry.buttons && entry.buttons.length) {
+      var group = make("div", "gpa-buttons");
+      group.setAttribute("role", "group");
+      group.setAttribute("aria-label", t.choices);
+      for (var i = 0; i < entry.buttons.length; i++) {
+        group.appendChild(this.quickReply(entry.buttons[i], buttonsActive));
+      }
+      row.appendChild(group);
+    }
+    this.log.appendChild(row);
+    return row;
+  };
+
+  Widget.prototype.quickReply = function (button, active) {
+    var node = make("button", "gpa-button");
+    node.type = "button";
+    var title = String(button.title || button.payload || "");
+    node.setAttribute("dir", textDirection(title) || "auto");
+    node.textContent = title;
+    node.disabled = !active;
+    var self = this;
+    node.addEventListener("click", function () {
+      self.disableButtons();
+      self.send(String(button.payload || title), title);
+    });
+    return node;
+  };
+
+  Widget.prototype.disableButtons = function () {
+    var buttons = this.log.querySelectorAll(".gpa-button");
+    for (var i = 0; i < buttons.length; i++) buttons[i].disabled = true;
+  };
+
+  Widget.prototype.setTyping = function (on) {
+    var self = this;
+    this.typing.hidden = !on;
+    clearTimeout(this.typingTimer);
+    if (on) this.typingTimer = setTimeout(function () { self.typing.hidden = true; }, TYPING_TIMEOUT_MS);
+  };
+
+  Widget.prototype.setStatus = function (text, state) {
+    this.status.textContent = text;
+    this.root.setAttribute("data-connection", state);
+  };
+
+  Widget.prototype.sendTyped = function () {
+    var text = this.input.value.trim();
+    if (!text) return;
+    this.input.value = "";
+    this.disableButtons();
+    this.send(text, text);
+    this.input.focus();
+  };
+
+  /** Send `message` to Rasa and show `shown` (a button shows its title, not its payload). */
+  Widget.prototype.send = function (message, shown, hidden) {
+    if (!hidden) {
+      var entry = { from: "user", text: shown };
+      this.remember(entry);
+      this.render(entry, false);
+      this.scrollDown();
+    }
+    this.setTyping(true);
+    var data = { message: message, session_id: this.sessionId };
+    if (hidden) data.metadata = { language_hint: this.lang };
+    if (this.socket) this.socket.emit("user_uttered", data);
+  };
+
+  /** One bot_uttered event from Rasa's socket.io channel. */
+  Widget.prototype.receive = function (message) {
+    if (!message || typeof message !== "object") return;
+    var entry = { from: "bot" };
+    if (typeof message.text === "string" && message.text) entry.text = message.text;
+    var buttons = message.quick_replies || message.buttons;
+    if (Array.isArray(buttons)) {
+      entry.buttons = buttons.filter(function (b) { return b && (b.title || b.payload); })
+        .map(function (b) { return { title: String(b.title || b.payload), payload: String(b.payload || b.title) }; });
+    }
+    var attachment = message.attachment;
+    if (attachment && attachment.type === "image" && attachment.payload && attachment.payload.src) {
+      entry.image = String(attachment.payload.src);
+    } else if (typeof message.image === "string") {
+      entry.image = message.image;
+    }
+    if (!entry.text && !entry.image && !(entry.buttons && entry.buttons.length)) return;
+    if (entry.buttons && entry.buttons.length) this.disableButtons();
+    this.setTyping(false);
+    this.remember(entry);
+    this.render(entry, true);
+    this.scrollDown();
+  };
+
+  Widget.prototype.reset = function () {
+    this.history = [];
+    this.sessionId = newSessionId();
+    storageSet("history", this.history);
+    storageSet("session", this.sessionId);
+    this.log.textContent = "";
+    if (!this.socket) return;
+    this.socket.emit("session_request", { session_id: this.sessionId });
+    this.greet();
+    this.input.focus();
+  };
+
+  Widget.prototype.greet = function () {
+    if (this.root.getAttribute("data-greet") === "false") return;
+    // A hidden opening message; language_hint tells the assistant which language this page speaks.
+    this.send("/greet", null, true);
+  };
+
+  Widget.prototype.connect = function (io, url, path) {
+    var self = this;
+    var t = this.t;
+    var firstVisit = !this.sessionId;
+    if (!this.sessionId) {
+      this.sessionId = newSessionId();
+      storageSet("session", this.sessionId);
+    }
+    this.socket = io(url, { path: path, transports: ["polling", "websocket"], reconnection: true,
+                            reconnectionDelay: 1000, reconnectionDelayMax: 10000 });
+    this.socket.on("connect", function () {
+      // After every (re)connection: rejoin the conversation's room so replies find this tab.
+      self.socket.emit("session_request", { session_id: self.sessionId });
+    });
+    this.socket.on("session_confirm", function () {
+      self.setStatus(t.connected, "connected");
+      if (firstVisit) {
+        firstVisit = false;
+        self.greet();
+      }
+    });
+    this.socket.on("bot_uttered", function (message) { self.receive(message); });
+    this.socket.on("disconnect", function () { self.setStatus(t.reconnecting, "reconnecting"); });
+    this.socket.io.on("reconnect_attempt", function () { self.setStatus(t.reconnecting, "reconnecting"); });
+    this.socket.on("connect_error", function () { self.setStatus(t.reconnecting, "reconnecting"); });
+  };
+
+  function socketSettings(root) {
+    var path = root.getAttribute("data-socket-path") || "/socket.io";
+    var given = root.getAttribute("data-socket-url");
+    var fallback = BASE.protocol + "//" + BASE.hostname + ":5005";
+    if (given) return Promise.resolve({ url: given, path: path });
+    return fetch(new URL("config.json", BASE).href)
+      .then(function (r) { return r.ok ? r.json() : {}; })
+      .catch(function () { return {}; })
+      .then(function (cfg) { return { url: cfg.socketUrl || fallback, path: cfg.socketPath || path }; });
+  }
+
+  function start() {
+    var roots = document.querySelectorAll("#gpu-advisor-chat, [data-gpu-advisor]");
+    if (!roots.length) return;
+    loadStyle(new URL("widget.css", BASE).href);
+    var ready = window.io ? Promise.resolve() : loadScript(new URL("vendor/socket.io.min.js", BASE).href);
+    Array.prototype.forEach.call(roots, function (root) {
+      if (root.gpuAdvisor) return;
+      var widget = new Widget(root, {});
+      root.gpuAdvisor = widget;
+      Promise.all([ready, socketSettings(root)]).then(function (results) {
+        widget.connect(window.io, results[1].url, results[1].path);
+      }).catch(function (error) {
+        widget.setStatus(widget.t.reconnecting, "error");
+        if (window.console) console.error("gpu-advisor widget:", error);
+      });
+    });
+  }
+
+  window.GpuAdvisorWidget = { textDirection: textDirection, start: start };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
