@@ -1,0 +1,38 @@
+"""Small helpers shared by the actions: the conversation language and the values kept in slots."""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from rasa_sdk import Tracker
+
+LANGUAGES = ("fa", "tr")
+DEFAULT_LANGUAGE = "fa"  # the unconditioned response variants are Persian
+
+# Form slots in the order the form asks for them (domain/core.yml, forms.estimate_form).
+FORM_SLOTS = ("model", "method", "seq_len", "budget")
+# Optional values that refine the estimate but are never asked for.
+VOLUME_SLOTS = ("examples", "avg_tokens", "total_tokens", "epochs", "gpus")
+
+# Intents the form leaves to the rules (answered, then the form resumes); see actions/rulegen.py.
+CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge", "out_of_scope",
+                          "unsupported_language", "request_human", "request_quote", "goodbye", "deny")
+# Intents that do not count as a successful turn for the "two failed turns" counter.
+UNCERTAIN_INTENTS = ("nlu_fallback", "out_of_scope", "inform", "estimate", "affirm", "deny")
+
+
+def conversation_language(tracker: Tracker) -> str:
+    lang = tracker.get_slot("language")
+    return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
+
+
+def latest_intent(tracker: Tracker) -> Optional[str]:
+    return (tracker.latest_message.get("intent") or {}).get("name")
+
+
+def payload_entities(tracker: Tracker) -> Dict[str, Any]:
+    """Entities of the latest message; only button payloads carry any (/inform{"method":"qlora"})."""
+    return {e["entity"]: e.get("value") for e in tracker.latest_message.get("entities") or [] if "entity" in e}
+
+
+def is_interruption(intent: Optional[str]) -> bool:
+    return bool(intent) and (intent.startswith("faq_") or intent in CHITCHAT_INTERRUPTIONS)

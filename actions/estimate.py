@@ -1,0 +1,123 @@
+"""action_estimate: slots -> bot.advice.advise -> the rendered answer, the chart and the estimate_summary slot."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Text
+
+from rasa_sdk import Action, Tracker
+from rasa_sdk.events import SlotSet
+from rasa_sdk.executor import CollectingDispatcher
+
+from actions.common import conversation_language
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[1]
+# docs/architecture.md "Charts": bot/webapp.py serves $ADVISOR_CHART_DIR under $ADVISOR_PUBLIC_URL/charts/.
+DEFAULT_CHART_DIR = ROOT / "var" / "charts"
+DEFAULT_PUBLIC_URL = "http://localhost:8080"
+FITTING = ("fits", "tight")  # bot.recommend.FitStatus values of a card that holds the job
+
+
+def _int(value: Any) -> Optional[int]:
+    return int(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def advice_request_fields(tracker: Tracker) -> Dict[Text, Any]:
+    """The AdviceRequest fields held in the slots (names from docs/architecture.md)."""
+    slot = tracker.get_slot
+    model_id = slot("model_id")
+    budget_unlimited = bool(slot("budget_unlimited"))
+    return {
+        "model": model_id,
+        "size_b": None if model_id else slot("model_size_b"),
+        "method": slot("method"),
+        "seq_len": _int(slot("seq_len")),
+        "budget_usd": None if budget_unlimited else slot("budget_usd"),
+        "budget_unlimited": budget_unlimited,
+        "total_tokens": _int(slot("total_tokens")),
+        "examples": _int(slot("examples")),
+        "avg_tokens": _int(slot("avg_tokens")),
+        "epochs": slot("epochs"),
+        "gpus": _int(slot("gpus")),
+    }
+
+
+def estimate_summary(advice: Any) -> Dict[Text, Any]:
+    """The estimate_summary slot (schema in docs/architecture.md), read by the handoff and the tickets."""
+    estimate = advice.estimate
+    best = advice.best
+    multi = advice.multi_gpu
+    return {
+        "per_gpu_gib": round(float(estimate.per_gpu_gib), 1),
+        "low_gib": round(float(estimate.low_gib), 1),
+        "high_gib": round(float(estimate.high_gib), 1),
+        "best_card": best.card_id if best is not None else None,
+        "best_price_usd_hour": float(best.price_usd_hour) if best is not None else None,
+        "fitting_cards": [fit.card_id for fit in advice.cards if fit.status in FITTING],
+        "needs_quote": bool(advice.needs_quote),
+        "multi_gpu": None if multi is None else {
+            "card": multi.card_id, "count": int(multi.count), "sharding": str(multi.sharding)},
+        "model_display": advice.preset.display,
+    }
+
+
+def chart_name(fields: Dict[Text, Any], lang: Text) -> Text:
+    # Same request and language -> same file: a repeated question reuses the chart instead of redrawing it.
+    key = json.dumps({**fields, "lang": lang}, sort_keys=True, default=str)
+    return hashlib.sha256(key.encode()).hexdigest()[:20] + ".png"
+
+
+class ActionEstimate(Action):
+    def name(self) -> Text:
+        return "action_estimate"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        from bot.advice import AdviceRequest, advise
+        from bot.knowledge import InputError
+        from bot.render import render_advice, render_error
+
+        lang = conversation_language(tracker)
+        fields = advice_request_fields(tracker)
+        try:
+            advice = advise(AdviceRequest(**fields))
+        except InputError as error:
+            dispatcher.utter_message(text=render_error(error, lang))
+            return []
+        except ValueError:
+            logger.exception("advise() rejected %s", fields)
+            dispatcher.utter_message(response="utter_estimate_failed")
+            return []
+
+        dispatcher.utter_message(text=render_advice(advice, lang))
+        image = self._chart_url(advice, fields, lang)
+        if image:
+            dispatcher.utter_message(image=image)
+        first_estimate = tracker.get_slot("estimate_summary") is None
+        if advice.needs_quote:
+            dispatcher.utter_message(response="utter_estimate_offer_quote")
+        elif first_estimate:
+            dispatcher.utter_message(response="utter_estimate_hint")
+        return [SlotSet("estimate_summary", estimate_summary(advice))]
+
+    @staticmethod
+    def _chart_url(advice: Any, fields: Dict[Text, Any], lang: Text) -> Optional[Text]:
+        from bot.chart import render_chart
+
+        chart_dir = Path(os.environ.get("ADVISOR_CHART_DIR") or DEFAULT_CHART_DIR)
+        public_url = (os.environ.get("ADVISOR_PUBLIC_URL") or DEFAULT_PUBLIC_URL).rstrip("/")
+        name = chart_name(fields, lang)
+        path = chart_dir / name
+        try:
+            if not path.exists():
+                chart_dir.mkdir(parents=True, exist_ok=True)
+                render_chart(advice, lang, path)
+        except Exception:  # a missing chart must not cost the user the answer itself
+            logger.exception("chart rendering failed for %s", fields)
+            return None
+        return f"{public_url}/charts/{name}"

@@ -1,0 +1,52 @@
+"""Fallback, out-of-scope and Rasa's English defaults, replaced by fa/tr responses.
+
+Two failed turns in a row (not understood or out of scope) end in an offer to talk to a person.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Text
+
+from rasa_sdk import Action, Tracker
+from rasa_sdk.events import SlotSet
+from rasa_sdk.executor import CollectingDispatcher
+
+from actions.common import latest_intent
+
+FAILED_TURNS_BEFORE_HANDOFF_OFFER = 2  # issue 3 §7: "after two failed turns an offer of a person"
+
+
+def count_failed_turn(dispatcher: CollectingDispatcher, tracker: Tracker) -> List[Dict[Text, Any]]:
+    """Count one failed turn; at the threshold offer a person and start counting again."""
+    failed = int(tracker.get_slot("failed_turns") or 0) + 1
+    if failed >= FAILED_TURNS_BEFORE_HANDOFF_OFFER:
+        dispatcher.utter_message(response="utter_offer_human")
+        failed = 0
+    return [SlotSet("failed_turns", float(failed))]
+
+
+class ActionDefaultFallback(Action):
+    """Replaces Rasa's action_default_fallback: NLU fallback, core fallback and out-of-scope questions."""
+
+    def name(self) -> Text:
+        return "action_default_fallback"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        failed = int(tracker.get_slot("failed_turns") or 0) + 1
+        if failed < FAILED_TURNS_BEFORE_HANDOFF_OFFER:
+            # The offer replaces this explanation on the second failure, so one reply is never two prompts.
+            intent = latest_intent(tracker)
+            dispatcher.utter_message(response="utter_out_of_scope" if intent == "out_of_scope" else "utter_default")
+        return count_failed_turn(dispatcher, tracker)
+
+
+class ActionDefaultAskAffirmation(Action):
+    """Rasa's version asks "Did you mean ...?" in English; ask to rephrase in the user's language instead."""
+
+    def name(self) -> Text:
+        return "action_default_ask_affirmation"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        dispatcher.utter_message(response="utter_ask_rephrase")
+        return []

@@ -1,0 +1,176 @@
+"""ValidateEstimateForm: every value of the estimate form is read and checked here, in one place.
+
+Values come from the raw text through bot.parse.parse_values (told which slot was asked, so a bare "4096" after
+the sequence-length question is a sequence length), or from button payload entities. A message may carry several
+values at once, or change values of a finished estimate ("LoRA olursa?"): the form is then re-activated with all
+slots filled and completes at once, so action_estimate answers with the new figures without starting over.
+
+Rejecting the form turn (returning no value) hands the turn to the rules: FAQ and chit-chat are answered there and
+the form resumes. An answer that is neither a value nor one of those intents gets a hint and the same question.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Text
+
+from rasa_sdk import Tracker
+from rasa_sdk.events import EventType, SlotSet
+from rasa_sdk.executor import CollectingDispatcher
+from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
+from rasa_sdk.types import DomainDict
+
+from actions.common import FORM_SLOTS, VOLUME_SLOTS, is_interruption, latest_intent, payload_entities
+from actions.fallback import count_failed_turn
+
+METHODS = ("full", "lora", "qlora")
+# Telegram callback_data holds at most 64 bytes (notes §0.6).
+MAX_PAYLOAD_BYTES = 64
+
+
+def _number(value: Any) -> Optional[float]:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
+
+
+def _first_ambiguous(ambiguous: Any) -> Optional[str]:
+    if not ambiguous:
+        return None
+    if isinstance(ambiguous, (list, tuple, set)):
+        item = next(iter(ambiguous))
+        return str(getattr(item, "text", None) or item)
+    return str(ambiguous)
+
+
+class ValidateEstimateForm(FormValidationAction):
+    def name(self) -> Text:
+        return "validate_estimate_form"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: DomainDict) -> List[EventType]:
+        updates: Dict[Text, Any] = {}
+        if self._answers_the_form(tracker):
+            updates = self.read_values(dispatcher, tracker)
+        slots = {**tracker.slots, **updates}
+        next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
+        return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
+
+    @staticmethod
+    def _answers_the_form(tracker: Tracker) -> bool:
+        # Called straight after a user message (activation or an answer). After an interruption (FAQ answered)
+        # the form runs again on the same message, which must not be read twice.
+        return tracker.latest_action_name in (None, "action_listen")
+
+    def read_values(self, dispatcher: CollectingDispatcher, tracker: Tracker) -> Dict[Text, Any]:
+        """Slot updates from the latest message; utters notes and hints as a side effect."""
+        intent = latest_intent(tracker)
+        requested = tracker.get_slot(REQUESTED_SLOT)
+        if is_interruption(intent) and not (intent == "deny" and requested == "budget"):
+            return {}  # the rules answer it, then the form asks its question again
+
+        text = tracker.latest_message.get("text") or ""
+        updates = self._from_payload(payload_entities(tracker))
+        if not updates and not text.startswith("/"):
+            updates = self._from_text(dispatcher, text, requested)
+        if intent == "deny" and requested == "budget" and not updates:
+            updates = {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None}
+
+        if updates:
+            updates["failed_turns"] = 0.0
+            return updates
+        if requested in FORM_SLOTS:
+            if not (requested == "model" and self._suggest_models(dispatcher, text)):
+                dispatcher.utter_message(response=f"utter_{requested}_not_understood")
+            for event in count_failed_turn(dispatcher, tracker):
+                updates[event["name"]] = event["value"]
+            # Setting the asked slot (to empty) keeps the form from rejecting the turn, so it asks again.
+            updates[requested] = None
+        return updates
+
+    # ------------------------------------------------------------------------------------------ sources
+
+    @staticmethod
+    def _from_payload(entities: Dict[Text, Any]) -> Dict[Text, Any]:
+        updates: Dict[Text, Any] = {}
+        if entities.get("model_id"):
+            from bot.knowledge import UnknownModel, resolve_model
+
+            try:
+                preset = resolve_model(str(entities["model_id"])).preset
+            except UnknownModel:
+                preset = None
+            if preset is not None:
+                updates.update(model=preset.id, model_id=preset.id, model_size_b=preset.size_b)
+        elif _number(entities.get("model_size_b")):
+            size = _number(entities["model_size_b"])
+            updates.update(model=f"{size:g}b", model_id=None, model_size_b=size)
+        if str(entities.get("method", "")).lower() in METHODS:
+            updates["method"] = str(entities["method"]).lower()
+        if _number(entities.get("seq_len")):
+            updates["seq_len"] = float(int(_number(entities["seq_len"])))
+        if entities.get("budget_unlimited") in (True, "true", "True"):
+            updates.update(budget="unlimited", budget_unlimited=True, budget_usd=None)
+        elif _number(entities.get("budget_usd")):
+            updates.update(budget="usd", budget_unlimited=False, budget_usd=_number(entities["budget_usd"]))
+        return updates
+
+    @staticmethod
+    def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text]) -> Dict[Text, Any]:
+        from bot.parse import parse_values
+
+        parsed = parse_values(text, expected=requested)
+        updates: Dict[Text, Any] = {}
+        if parsed.model_id:
+            updates.update(model=parsed.model_id, model_id=parsed.model_id,
+                           model_size_b=_number(parsed.model_size_b))
+        elif _number(parsed.model_size_b):
+            size = _number(parsed.model_size_b)
+            updates.update(model=f"{size:g}b", model_id=None, model_size_b=size)
+        if parsed.method in METHODS:
+            updates["method"] = parsed.method
+        if _number(parsed.seq_len):
+            updates["seq_len"] = float(int(_number(parsed.seq_len)))
+        if parsed.budget_unlimited:
+            updates.update(budget="unlimited", budget_unlimited=True, budget_usd=None)
+        elif _number(parsed.budget_usd):
+            updates.update(budget="usd", budget_unlimited=False, budget_usd=_number(parsed.budget_usd))
+        elif parsed.currency_note:
+            # TL or toman: we do not convert; say prices are in USD and ask for dollars.
+            dispatcher.utter_message(response="utter_currency_note")
+        for name in VOLUME_SLOTS:
+            value = _number(getattr(parsed, name, None))
+            if value is not None:
+                updates[name] = value
+        ambiguous = _first_ambiguous(parsed.ambiguous)
+        if ambiguous:
+            dispatcher.utter_message(response="utter_ambiguous_number", number=ambiguous)
+            if not updates:
+                # Asked about, not guessed: count it as handled so the form does not add a second hint.
+                updates["failed_turns"] = 0.0
+        return updates
+
+    @staticmethod
+    def _suggest_models(dispatcher: CollectingDispatcher, text: Text) -> bool:
+        """For a model name we do not know, offer the closest presets as buttons."""
+        from bot.knowledge import UnknownModel, load_knowledge, resolve_model
+
+        query = text.strip()
+        if not re.search(r"[A-Za-z]", query):
+            return False
+        try:
+            resolve_model(query)
+            return False
+        except UnknownModel as unknown:
+            suggestions = unknown.suggestions
+        if not suggestions:
+            return False
+        kb = load_knowledge()
+        buttons = []
+        for preset_id in suggestions[:4]:
+            payload = '/inform{"model_id":"%s"}' % preset_id
+            if len(payload.encode()) <= MAX_PAYLOAD_BYTES:
+                buttons.append({"title": kb.model(preset_id).display, "payload": payload})
+        dispatcher.utter_message(response="utter_unknown_model", model_query=query, buttons=buttons)
+        return True

@@ -1,0 +1,113 @@
+"""NLU components: length-preserving normalisation + language detection, and routing of unsupported languages.
+
+``LanguageNormalizer`` runs first in the pipeline. It rewrites ``text`` with :func:`bot.normalize.normalize`
+(same length, so entity offsets in training data stay valid) and stores :func:`bot.language.detect_language` of
+the *original* text under the message key ``detected_language``. ``action_validate_slot_mappings`` turns that key
+into the ``language`` slot (notes §0.10: emitting the language as an entity breaks ``rasa test``).
+
+``UnsupportedLanguageRouter`` runs after the classifiers. A message detected as English that carries no advisor
+value (model, method, numbers) gets the intent ``unsupported_language``, which a rule answers in both languages.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect
+from typing import Any, Dict, List, Optional, Text
+
+from rasa.engine.graph import ExecutionContext, GraphComponent
+from rasa.engine.recipes.default_recipe import DefaultV1Recipe
+from rasa.engine.storage.resource import Resource
+from rasa.engine.storage.storage import ModelStorage
+from rasa.shared.nlu.constants import INTENT, INTENT_RANKING_KEY, TEXT
+from rasa.shared.nlu.training_data.message import Message
+from rasa.shared.nlu.training_data.training_data import TrainingData
+
+DETECTED_LANGUAGE = "detected_language"
+UNSUPPORTED_LANGUAGE_INTENT = "unsupported_language"
+
+
+def _source_fingerprint(*modules: Any) -> str:
+    # Rasa fingerprints only the component class source (notes §0.12); the tables live in bot/, so hash them too.
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(inspect.getsource(module).encode())
+    return digest.hexdigest()
+
+
+# Registered as a tokenizer-type component so the recipe also runs it over the training data
+# (process_training_data is only wired for tokenizers/featurizers, notes §2.3).
+@DefaultV1Recipe.register([DefaultV1Recipe.ComponentType.MESSAGE_TOKENIZER], is_trainable=False)
+class LanguageNormalizer(GraphComponent):
+    @classmethod
+    def create(cls, config: Dict[Text, Any], model_storage: ModelStorage, resource: Resource,
+               execution_context: ExecutionContext) -> "LanguageNormalizer":
+        return cls()
+
+    @classmethod
+    def fingerprint_addon(cls, config: Dict[Text, Any]) -> Optional[str]:
+        import bot.language
+        import bot.normalize
+
+        return _source_fingerprint(bot.normalize, bot.language)
+
+    @staticmethod
+    def _apply(message: Message) -> None:
+        from bot.language import detect_language
+        from bot.normalize import normalize
+
+        text = message.get(TEXT)
+        if not isinstance(text, str):
+            return
+        normalized = normalize(text)
+        if len(normalized) != len(text):
+            raise ValueError(f"bot.normalize.normalize changed the length of {text!r}")
+        message.set(TEXT, normalized)
+        message.set(DETECTED_LANGUAGE, detect_language(text), add_to_output=True)
+
+    def process_training_data(self, training_data: TrainingData) -> TrainingData:
+        for example in training_data.training_examples:
+            self._apply(example)
+        return training_data
+
+    def process(self, messages: List[Message]) -> List[Message]:
+        for message in messages:
+            self._apply(message)
+        return messages
+
+
+@DefaultV1Recipe.register([DefaultV1Recipe.ComponentType.INTENT_CLASSIFIER], is_trainable=False)
+class UnsupportedLanguageRouter(GraphComponent):
+    @classmethod
+    def create(cls, config: Dict[Text, Any], model_storage: ModelStorage, resource: Resource,
+               execution_context: ExecutionContext) -> "UnsupportedLanguageRouter":
+        return cls()
+
+    @classmethod
+    def fingerprint_addon(cls, config: Dict[Text, Any]) -> Optional[str]:
+        import bot.parse
+
+        return _source_fingerprint(bot.parse)
+
+    @staticmethod
+    def carries_values(text: str) -> bool:
+        """True when the message holds something the estimate form can use ("7B QLoRA 4096", "llama 8b")."""
+        from bot.parse import parse_values
+
+        parsed = parse_values(text)
+        fields = ("model_id", "model_size_b", "method", "seq_len", "budget_usd", "budget_unlimited",
+                  "examples", "avg_tokens", "total_tokens", "epochs", "gpus")
+        return any(getattr(parsed, name, None) not in (None, False) for name in fields)
+
+    def process(self, messages: List[Message]) -> List[Message]:
+        for message in messages:
+            if message.get(DETECTED_LANGUAGE) != "en":
+                continue
+            text = message.get(TEXT) or ""
+            if self.carries_values(text):
+                continue
+            routed = {"name": UNSUPPORTED_LANGUAGE_INTENT, "confidence": 1.0}
+            ranking = [routed] + [r for r in (message.get(INTENT_RANKING_KEY) or [])
+                                  if r.get("name") != UNSUPPORTED_LANGUAGE_INTENT]
+            message.set(INTENT, routed, add_to_output=True)
+            message.set(INTENT_RANKING_KEY, ranking, add_to_output=True)
+        return messages
