@@ -1,0 +1,58 @@
+"""Optional notice of new tickets to a staff Telegram chat.
+
+Off unless both TELEGRAM_STAFF_CHAT_ID and TELEGRAM_TOKEN are set. Runs in a background thread with a short timeout
+and never raises: a Telegram outage must not cost a customer their ticket.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import urllib.request
+from typing import Optional
+
+from bot.tickets.models import Ticket
+from bot.tickets.texts import notification_text, reason_label, staff_labels
+
+logger = logging.getLogger(__name__)
+
+TELEGRAM_DEFAULT_API = "https://api.telegram.org"
+TIMEOUT_S = 5
+
+
+def notification_message(ticket: Ticket, lang: str) -> str:
+    labels = staff_labels(lang)
+    est = ticket.estimate_summary or {}
+    parts = [f"{k}={v}" for k, v in ticket.slots.items() if v not in (None, "", [], {})]
+    if est.get("best_card"):
+        parts.append(f"best_card={est['best_card']}")
+    summary = ", ".join(parts) or "-"
+    reasons = ", ".join(reason_label(r, lang) for r in ticket.priority_reasons)
+    return notification_text("new_ticket", lang).format(
+        id=ticket.id, priority=f"{labels['priorities'][ticket.priority]} ({reasons})",
+        category=labels["categories"][ticket.category], language=ticket.language, channel=ticket.channel,
+        summary=summary, contact=ticket.contact or notification_text("no_contact", lang))
+
+
+def send_staff_notification(ticket: Ticket, env: Optional[dict] = None) -> Optional[threading.Thread]:
+    env = env if env is not None else os.environ
+    chat_id, token = env.get("TELEGRAM_STAFF_CHAT_ID"), env.get("TELEGRAM_TOKEN")
+    if not chat_id or not token:
+        return None
+    base = (env.get("TELEGRAM_API_URL") or TELEGRAM_DEFAULT_API).rstrip("/")
+    text = notification_message(ticket, env.get("STAFF_LANG", "en"))
+
+    def send() -> None:
+        try:
+            req = urllib.request.Request(f"{base}/bot{token}/sendMessage",
+                                         data=json.dumps({"chat_id": chat_id, "text": text}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+                resp.read()
+        except Exception as err:  # noqa: BLE001 - any failure is only logged, see module doc
+            logger.warning("Staff notification for ticket %s failed: %s", ticket.id, type(err).__name__)
+
+    thread = threading.Thread(target=send, name=f"notify-{ticket.id}", daemon=True)
+    thread.start()
+    return thread
