@@ -388,8 +388,9 @@
 
   Widget.prototype.greet = function () {
     if (this.root.getAttribute("data-greet") === "false") return;
-    // A hidden opening message; language_hint tells the assistant which language this page speaks.
-    this.send("/greet", null, true);
+    // A hidden opening payload: the assistant greets in this page's language (entity `language`), and what the
+    // user types afterwards decides from then on.
+    this.send("/set_language" + JSON.stringify({ language: this.lang }), null, true);
   };
 
   Widget.prototype.connect = function (io, url, path) {

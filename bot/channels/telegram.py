@@ -46,8 +46,9 @@ logger = logging.getLogger(__name__)
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # Languages the assistant speaks; a Telegram client set to one of them decides the language of the /start greeting.
 ASSISTANT_LANGUAGES = ("fa", "tr")
-# Metadata key shared with the assistant's language detection: "fa" | "tr", sent with /start only, so that what
-# the user types afterwards decides the language.
+# The assistant reads a `language` entity from payloads (actions/language.py), so /start from a fa or tr client
+# becomes /start{"language":"fa"}: the greeting comes in that language, and what the user types afterwards
+# decides from then on. The same value also travels as metadata for anything else that wants it.
 LANGUAGE_HINT_KEY = "language_hint"
 # "/start@MyBot payload" (groups, deep links) -> "/start"
 _COMMAND_WITH_BOT = re.compile(r"^/([A-Za-z0-9_]+)@[A-Za-z0-9_]+")
@@ -267,5 +268,6 @@ class TelegramInput(InputChannel):
         base_language = language_code.split("-")[0].lower()
         if text == "/start" and base_language in ASSISTANT_LANGUAGES:
             metadata[LANGUAGE_HINT_KEY] = base_language
+            text = "/start" + json.dumps({"language": base_language})
         await on_new_message(UserMessage(text, out, str(chat["id"]), input_channel=self.name(),
                                          metadata=metadata))
