@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Callable, Iterable, List, Optional
+from typing import Callable, Dict, Iterable, List, Optional
 
 import yaml
 
@@ -28,6 +28,8 @@ from bot.plans import plan_from_mapping
 from bot.schema import MemoryEstimate, ModelArch
 
 MEASURED_KINDS = ("allocated", "active", "reserved", "unknown", "boundary")
+
+CASE_SETTINGS_PATH = Path(__file__).resolve().parents[1] / "knowledge" / "calibration" / "case_settings.yaml"
 
 
 def load_cases(path) -> List[dict]:
@@ -65,11 +67,26 @@ def error_pct(predicted: float, measured: float, kind: str) -> float:
     return 100.0 * (predicted - measured) / measured
 
 
+def load_case_settings(path) -> Dict[str, dict]:
+    """Per-case settings the case schema cannot express (knowledge/calibration/case_settings.yaml):
+    ``{case id: {TrainingPlan extension field: value}}``."""
+    with Path(path).open(encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    settings = data.get("settings") or {}
+    if not isinstance(settings, dict) or not all(isinstance(v, dict) for v in settings.values()):
+        raise ValueError(f"{path}: expected 'settings: {{case id: {{field: value}}}}'")
+    return settings
+
+
 def evaluate_cases(cases: Iterable[dict],
-                   resolve_preset: Optional[Callable[[str], ModelArch]] = None) -> List[dict]:
+                   resolve_preset: Optional[Callable[[str], ModelArch]] = None,
+                   case_settings: Optional[Dict[str, dict]] = None) -> List[dict]:
+    """One row per case; ``case_settings`` adds documented out-of-schema settings by case id."""
     rows = []
     for case in cases:
-        plan = plan_from_mapping(case["plan"], resolve_preset or _no_presets)
+        plan_data = dict(case["plan"])
+        plan_data.update((case_settings or {}).get(case["id"], {}))
+        plan = plan_from_mapping(plan_data, resolve_preset or _no_presets)
         est = estimate_memory(plan)
         row = {
             "id": case["id"],

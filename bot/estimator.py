@@ -100,16 +100,19 @@ ALLOCATOR_RESERVE_FRACTION_HIGH = 0.25
 # Cross-entropy over b*s*V logits, HF transformers >= 4.45 (ForCausalLMLoss): the model returns
 # 16-bit logits (kept alive by the output object), the loss upcasts them to fp32, log_softmax saves
 # its fp32 output; at the start of backward nll_loss_backward writes a dense fp32 gradient and
-# log_softmax_backward another one. Peak = 2 + 4 + 4 + 4 bytes per logit.
+# log_softmax_backward another one. Peak = 2 + 3 * 4 bytes per logit.
 LOGITS_HELD_BYTES = BF16_BYTES
-LOGITS_PEAK_BYTES = BF16_BYTES + 3 * FP32_BYTES
+
+# torchtune CEWithChunkedOutputLoss default num_output_chunks = 8 (torchtune/modules/loss).
+CE_CHUNKS = 8
+
+# torchtune OffloadActivations: one block's tensors being copied out, one being prefetched back.
+ACTIVATION_OFFLOAD_RESIDENT_LAYERS = 2
 
 # Range: activations and logits are the least certain part (kernels, framework versions, compile);
 # vram-estimators.md §4 shows ±30 % swings between stacks for the same configuration.
 DYNAMIC_LOW_FACTOR = 0.75
 DYNAMIC_HIGH_FACTOR = 1.25
-
-GRADS_KEPT_BETWEEN_MICROBATCHES = True
 
 
 @dataclass(frozen=True)
@@ -166,60 +169,70 @@ def adapter_params(plan: TrainingPlan) -> int:
 def _activation_bytes_per_token_layer(plan: TrainingPlan, s: _Shapes) -> float:
     """Bytes saved for backward per token in one decoder block, without checkpointing.
 
-    Walks the ops of a Llama/GPT-NeoX block as HF transformers + PEFT run them (autograd only saves
-    a tensor when the gradient that needs it is required, so frozen linears do not save inputs):
+    Walks the ops of a Llama/GPT-NeoX block as HF transformers + PEFT run them. Autograd saves a
+    tensor only when a gradient that needs it is required, so a frozen torch linear does not save
+    its input (grad_input needs only the weight):
 
     * RMSNorm upcasts its input to fp32 and pow/mul save it (4h); with a trained norm weight the
-      16-bit normalised tensor is saved too (2h).
+      normalised tensor is saved too (2h, or 4h when the residual stream is fp32 under AMP).
     * a trained linear saves its 16-bit input; a LoRA-adapted frozen linear saves the fp32 copy PEFT
-      makes for lora_A (x.to(lora_A.weight.dtype)), one per adapted module.
+      makes for lora_A (``x.to(lora_A.weight.dtype)``), one per adapted module.
+    * bitsandbytes 4-bit linears (QLoRA) save their 16-bit input even though the weight is frozen
+      (MatMul4Bit keeps ``ctx.tensors = (A, B)`` whenever an input needs a gradient).
     * FlashAttention saves q, k, v, out (+ a small logsumexp); eager attention saves q and the
-      repeated k, v, the fp32 softmax output and its 16-bit copy (a*s per token each).
+      repeated k, v, the fp32 softmax output and its 16-bit copy (heads * s per token each).
     * SwiGLU saves the gate output (SiLU input), SiLU output and up output (the product's inputs);
-      GELU saves the fc1 output. The product / GELU output is saved only if the down/fc2 input is.
+      GELU saves the fc1 output. The down/fc2 input is saved only by a trained/adapted/4-bit down.
     """
     m = plan.model
     h, kv, inter = m.hidden, s.kv_dim, m.intermediate
     full = plan.method == "full"
+    qlora = plan.method == "qlora"
     act = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
-    # Under AMP the model is fp32, so the residual stream and norm outputs stay fp32.
-    stream = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
-    targets = () if full else LORA_TARGET_MODULES[plan.lora.targets] if plan.lora else ()
-    adapted_input = FP32_BYTES  # PEFT casts the input of every adapted module to the adapter dtype
+    stream = _stream_bytes(plan)
+    targets = LORA_TARGET_MODULES[plan.lora.targets] if (plan.lora and not full) else ()
 
-    def linear_input(name: str, width: int) -> float:
+    def linear_input(names: Tuple[str, ...], width: int) -> float:
+        """Saved input bytes of the linears in ``names`` that all read the same tensor."""
+        names = tuple(n for n in names if n in _module_shapes(m, s))
         if full:
-            return 0.0  # shared with the tensor already counted by the producer below
-        return adapted_input * width if name in targets else 0.0
+            return act * width                      # one shared 16-bit input
+        saved = FP32_BYTES * width * sum(n in targets for n in names)   # PEFT's fp32 copies
+        if qlora:
+            saved += act * width                    # bnb keeps the shared 16-bit input
+        return saved
 
     total = 0.0
-    # two norms (attention and MLP)
     norm = FP32_BYTES * h + (stream * h if full else 0)
-    total += 2 * norm
-    # attention inputs: the normalised tensor (shared by q, k, v when they are trained)
-    if full:
-        total += act * h
-    total += sum(linear_input(n, h) for n in ("q", "k", "v"))
+    total += 2 * norm                                               # attention and MLP norms
+    total += linear_input(("q", "k", "v"), h)
     if plan.attention == "flash":
-        total += act * (h + 2 * kv + h)                       # q, k, v, out
-        total += linear_input("o", h)                         # out is already saved by the kernel
+        total += act * (2 * h + 2 * kv)                             # q, k, v, out
+        if not full:                                                # out doubles as o's input
+            total += FP32_BYTES * h * ("o" in targets)
     else:
-        seq = plan.seq_len
-        total += act * 3 * h                                  # q, repeated k, repeated v
-        total += (FP32_BYTES + act) * m.heads * seq           # softmax out (fp32) + 16-bit probs
-        total += act * h if full else linear_input("o", h)    # o_proj input
-    # MLP
-    if full:
-        total += act * h                                      # normalised input of gate/up or fc1
+        total += act * 3 * h                                        # q, repeated k, repeated v
+        total += (FP32_BYTES + act) * m.heads * plan.seq_len        # fp32 softmax + 16-bit probs
+        total += linear_input(("o",), h)
     if m.mlp == "swiglu":
-        total += sum(linear_input(n, h) for n in ("gate", "up"))
-        total += act * 3 * inter                              # gate out, silu out, up out
-        total += act * inter if full else linear_input("down", inter)
+        total += linear_input(("gate", "up"), h)
+        total += act * 3 * inter                                    # gate out, silu out, up out
+        total += linear_input(("down",), inter)
     else:
-        total += linear_input("fc1", h)
-        total += act * inter                                  # fc1 out (GELU input)
-        total += act * inter if full else linear_input("fc2", inter)
+        total += linear_input(("fc1",), h)
+        total += act * inter                                        # fc1 out (GELU input)
+        total += linear_input(("fc2",), inter)
     return total
+
+
+def _stream_bytes(plan: TrainingPlan) -> int:
+    """Residual-stream dtype. Under autocast AMP the model is fp32, so hidden states between blocks
+    are fp32; FSDP mixed precision and DeepSpeed bf16 run the gathered weights in bf16 instead."""
+    if plan.precision == "fp32":
+        return FP32_BYTES
+    if plan.precision == "mixed" and not (plan.gpus > 1 and plan.sharding in ("fsdp", "zero2", "zero3")):
+        return FP32_BYTES
+    return BF16_BYTES
 
 
 def _layer_backward_working_bytes_per_token(plan: TrainingPlan) -> float:
@@ -232,97 +245,114 @@ def _layer_backward_working_bytes_per_token(plan: TrainingPlan) -> float:
 
 
 def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
+    """Per-GPU peak memory of one training step of ``plan`` (see the module docstring)."""
     m = plan.model
     s = _shapes(m)
-    n = plan.gpus if plan.sharding != "none" else 1
     sharding = plan.sharding if plan.gpus > 1 else "none"
+    n = plan.gpus if sharding != "none" else 1
     shards_params = sharding in ("fsdp", "zero3")
     shards_states = sharding in ("fsdp", "zero2", "zero3")
     offload_opt = plan.offload in ("optimizer", "optimizer_and_params")
     offload_params = plan.offload == "optimizer_and_params"
+    deepspeed_like = sharding in ("zero2", "zero3") or (offload_opt and sharding != "fsdp")
     tokens = plan.micro_batch * plan.seq_len
+    full = plan.method == "full"
     codes: List[str] = []
 
-    # ---- weights ---------------------------------------------------------------------------------
-    compute_bytes = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
+    # ---- bytes per parameter of weights, gradients, optimizer states -------------------------------
     emb_head = s.embed_params + s.head_params
-    if plan.method == "full":
+    head_unit = m.vocab * m.hidden                       # the LM head (the embedding when tied)
+    autocast_copies = 0.0
+    if full:
         trained = m.params
+        master_bytes = 0
         if plan.precision == "bf16":
-            w_bytes, g_bytes, state_bytes = BF16_BYTES, BF16_BYTES, BF16_BYTES
-            master_bytes = 0
+            # torch AdamW keeps its states in the parameter dtype (vram-estimators.md §0, pure bf16)
+            w_bytes = g_bytes = state_bytes = BF16_BYTES
             codes.append("pure_bf16_halves_static")
         elif plan.precision == "mixed":
-            if sharding in ("zero2", "zero3") or offload_opt:
-                # DeepSpeed: 16-bit params and grads on the GPU, fp32 master + m + v in the
-                # optimizer partition, plus the fp32 gradient partition ("18 = 2 + 4 + 4 + 8",
-                # deepspeed/runtime/zero/stage_1_and_2.py).
-                w_bytes, g_bytes, state_bytes, master_bytes = BF16_BYTES, BF16_BYTES, FP32_BYTES, FP32_BYTES
-            else:
-                # HF Trainer AMP / FSDP mixed: the fp32 weights are the master copy (ZeRO paper's 16 B/param).
-                w_bytes, g_bytes, state_bytes, master_bytes = FP32_BYTES, FP32_BYTES, FP32_BYTES, 0
             codes.append("mixed_precision_fp32_master")
+            state_bytes = FP32_BYTES
+            if deepspeed_like:
+                # DeepSpeed bf16/fp16: 16-bit params and grads on the GPU, fp32 master + m + v in the
+                # optimizer partition ("2 + 2 + 4 + 8", ZeRO paper; deepspeed stage_1_and_2.py)
+                w_bytes, g_bytes, master_bytes = BF16_BYTES, BF16_BYTES, FP32_BYTES
+            else:
+                # HF Trainer AMP / FSDP mixed: the fp32 weights are the master copy, fp32 grads,
+                # fp32 m and v: 4 + 4 + 8 = 16 B/param (ZeRO paper's 16 Psi).
+                w_bytes = g_bytes = FP32_BYTES
+                if sharding in ("none", "ddp") and plan.offload == "none":
+                    # torch.autocast caches the bf16 copy of every trainable leaf weight until the
+                    # autocast region (forward + loss) ends: +2 B/param (LLaMA-Factory's "Full AMP
+                    # 18x" vs the 16x static count).
+                    autocast_copies = m.params * BF16_BYTES
         else:
-            w_bytes, g_bytes, state_bytes, master_bytes = FP32_BYTES, FP32_BYTES, FP32_BYTES, 0
+            w_bytes = g_bytes = state_bytes = FP32_BYTES
+            master_bytes = 0
             codes.append("fp32_everything")
         weights_full = m.params * w_bytes
-        largest_unit = s.layer_params * w_bytes
-        root_unit = emb_head * w_bytes
+        layer_unit = s.layer_params * (BF16_BYTES if plan.precision == "mixed" else w_bytes)
+        head_unit_bytes = head_unit * (BF16_BYTES if plan.precision == "mixed" else w_bytes)
     else:
         trained = adapter_params(plan)
-        g_bytes = state_bytes = FP32_BYTES   # PEFT autocast_adapter_dtype=True: adapters in fp32
+        # PEFT autocast_adapter_dtype=True: adapters, their grads and AdamW states in fp32
+        w_bytes = g_bytes = state_bytes = FP32_BYTES
         master_bytes = 0
-        w_bytes = FP32_BYTES
+        base_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
         if plan.method == "qlora":
-            emb_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
-            lin_bytes = NF4_BYTES_PER_PARAM + NF4_CONSTANT_BYTES_PER_PARAM
-            weights_full = s.linear_params * lin_bytes + emb_head * emb_bytes
+            nf4 = NF4_BYTES_PER_PARAM + NF4_CONSTANT_BYTES_PER_PARAM
+            weights_full = s.linear_params * nf4 + emb_head * base_bytes
             # bitsandbytes dequantises one weight matrix at a time into a 16-bit buffer
-            biggest_matrix = max(i * o for i, o in _module_shapes(m, s).values())
-            weights_full += biggest_matrix * BF16_BYTES
-            largest_unit = s.layer_params * lin_bytes
-            root_unit = emb_head * emb_bytes
+            weights_full += max(i * o for i, o in _module_shapes(m, s).values()) * BF16_BYTES
+            layer_unit = s.layer_params * nf4
             codes += ["qlora_nf4_base", "qlora_embeddings_unquantized"]
         else:
-            base_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
             weights_full = m.params * base_bytes
-            largest_unit = s.layer_params * base_bytes
-            root_unit = emb_head * base_bytes
+            # FSDP/ZeRO mixed precision gathers the fp32 shards as bf16
+            layer_unit = s.layer_params * (BF16_BYTES if sharding != "none" else base_bytes)
             codes.append("lora_base_fp32" if base_bytes == FP32_BYTES else "lora_base_bf16")
+            if plan.precision == "mixed" and sharding in ("none", "ddp"):
+                # autocast casts each frozen fp32 weight to bf16 per call; F.linear saves that copy
+                # for grad_input. Without checkpointing every block's copies live until backward.
+                blocks = 1 if plan.gradient_checkpointing else m.layers
+                autocast_copies = (blocks * s.layer_params + head_unit) * BF16_BYTES
+        head_unit_bytes = head_unit * (BF16_BYTES if sharding != "none" else base_bytes)
         codes.append("adapters_fp32")
-
     if m.tied_embeddings:
         codes.append("tied_embeddings")
     if m.kv_heads < m.heads:
         codes.append("gqa_kv_heads")
 
-    # Sharded / offloaded parameters: the GPU keeps its shard plus the units being used
-    # (FSDP prefetches the next layer while computing the current one; the root unit with the
-    # embedding and LM head stays gathered between forward and backward).
+    # ---- weights on this GPU -----------------------------------------------------------------------
+    # Sharded runs keep their shard plus the units in use: the current block and the prefetched
+    # next one (FSDP forward/backward prefetch; ZeRO-3 prefetch bucket) and the LM head, which is
+    # gathered while the logits are computed.
     gathered = 0.0
-    if offload_params:
+    if offload_params and (shards_params or sharding == "none"):
         weights = 0.0
-        gathered = 2 * largest_unit + root_unit
+        gathered = 2 * layer_unit + head_unit_bytes
         codes.append("offload_params")
     elif shards_params:
         weights = weights_full / n
-        gathered = 2 * largest_unit + root_unit * (1 - 1 / n)
+        gathered = 2 * layer_unit + head_unit_bytes
     else:
         weights = weights_full
     if gathered:
         codes.append("gathered_layers")
     weights += gathered
+    adapters = 0.0 if full else trained * w_bytes / (n if shards_params else 1)
 
-    adapters = 0.0
-    if plan.method != "full":
-        adapters = trained * w_bytes / (n if shards_params else 1)
-
-    # ---- gradients -------------------------------------------------------------------------------
+    # ---- gradients ---------------------------------------------------------------------------------
     grads_full = trained * g_bytes
-    if offload_params:
-        gradients = largest_unit / w_bytes * g_bytes   # one layer's grads before they move to CPU
+    layer_grads = (s.layer_params if full else trained / m.layers) * g_bytes
+    if offload_params or plan.optimizer_in_backward:
+        # CPU offload moves each block's grads away; optimizer-in-backward steps and frees them
+        gradients = layer_grads
+        if plan.optimizer_in_backward:
+            codes.append("optimizer_in_backward")
     elif shards_states:
-        gradients = grads_full / n + (largest_unit / w_bytes * g_bytes if shards_params else 0)
+        # ZeRO-2/3 and FSDP reduce-scatter per bucket/unit: the shard plus one unsharded unit
+        gradients = grads_full / n + layer_grads
     else:
         gradients = grads_full
     if sharding == "ddp":
@@ -330,118 +360,137 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
         # (PyTorch DDP docs: the saving "will be equal to the total gradients size").
         gradients += grads_full
         codes.append("ddp_replicated")
-    elif sharding in ("zero2", "zero3", "fsdp"):
+    elif sharding != "none":
         codes.append({"zero2": "sharded_zero2", "zero3": "sharded_zero3", "fsdp": "sharded_fsdp"}[sharding])
+    # FSDP with frozen and trainable parameters in one flat parameter (use_orig_params=True, e.g.
+    # Lightning Fabric) allocates gradients for the whole block (PyTorch FSDP docs warn of "higher
+    # than expected gradient memory"); PEFT's fsdp_auto_wrap_policy avoids it, so only the high end.
+    fsdp_mixed_grad_pitfall = 0.0
+    if sharding == "fsdp" and not full:
+        fsdp_mixed_grad_pitfall = s.linear_params * BF16_BYTES
+        if plan.fsdp_mixed_wrap:
+            gradients += fsdp_mixed_grad_pitfall
+            fsdp_mixed_grad_pitfall = 0.0
+            codes.append("fsdp_mixed_wrap_grads")
 
-    # ---- optimizer -------------------------------------------------------------------------------
+    # ---- optimizer states ----------------------------------------------------------------------------
     opt = plan.optimizer
     if opt == "sgd":
-        per_param_state = 0.0
+        per_param_state = 0.0                            # torch SGD without momentum keeps no state
         codes.append("optimizer_sgd")
     elif opt in ("adamw_8bit", "paged_adamw_8bit"):
         per_param_state = ADAM8BIT_BYTES_PER_PARAM
     else:
+        # fused AdamW (transformers' adamw_torch_fused, torchtune's fused=True): m and v only,
+        # no parameter-sized temporaries in the step
         per_param_state = 2 * state_bytes
     if opt.startswith("paged"):
         per_param_state *= PAGED_STATE_VISIBLE_FRACTION
         codes.append("optimizer_paged")
-    elif opt in ("adamw_8bit",):
+    elif opt == "adamw_8bit":
         codes.append("optimizer_8bit")
     elif opt == "adamw":
         codes.append("optimizer_adamw")
-    optimizer_full = trained * (per_param_state + master_bytes)
     if offload_opt:
         optimizer = 0.0
         codes.append("offload_optimizer")
     else:
-        optimizer = optimizer_full / (n if shards_states else 1)
-    # torch AdamW (foreach, the default on CUDA) builds one intermediate list the size of the
-    # states ("denom = sqrt(v)/bias + eps"; PyTorch optim docs: foreach trades peak memory for speed)
-    step_temporaries = 0.0
-    if opt in ("adamw",) and not offload_opt:
-        step_temporaries = trained * state_bytes / (n if shards_states else 1)
+        optimizer = trained * (per_param_state + master_bytes) / (n if shards_states else 1)
 
-    # ---- activations -----------------------------------------------------------------------------
+    # ---- activations ---------------------------------------------------------------------------------
     per_tok_layer = _activation_bytes_per_token_layer(plan, s)
     working = _layer_backward_working_bytes_per_token(plan) * tokens
-    stream = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
+    # Activation offloading (torchtune) streams saved tensors to CPU and keeps about two blocks'
+    # worth in flight (the one being offloaded and the one being prefetched back).
+    resident_layers = min(m.layers, ACTIVATION_OFFLOAD_RESIDENT_LAYERS) if plan.activation_offload else m.layers
+    if plan.activation_offload:
+        codes.append("activation_offload")
     if plan.gradient_checkpointing:
-        stored = m.layers * tokens * m.hidden * stream          # each block's input
-        recompute = per_tok_layer * tokens + working            # one block recomputed in backward
+        stored = resident_layers * tokens * m.hidden * _stream_bytes(plan)   # each block's input
+        recompute = per_tok_layer * tokens + working                          # one block recomputed
         codes.append("gradient_checkpointing")
     else:
-        stored = m.layers * tokens * per_tok_layer
+        stored = resident_layers * tokens * per_tok_layer
         recompute = working
         codes.append("no_gradient_checkpointing")
     codes.append("flash_attention" if plan.attention == "flash" else "eager_attention_scores")
 
-    # ---- logits / loss ---------------------------------------------------------------------------
+    # ---- logits / loss -------------------------------------------------------------------------------
     logit_elems = tokens * m.vocab
-    logits_peak = logit_elems * LOGITS_PEAK_BYTES
-    logits_held = logit_elems * LOGITS_HELD_BYTES
-    codes.append("logits_fp32_cross_entropy")
-
-    # The dynamic peak is either the start of backward (all saved activations + the cross-entropy
-    # copies) or a block's backward (activations + held logits + one recomputed block).
+    held_bytes = FP32_BYTES if plan.precision == "fp32" else LOGITS_HELD_BYTES
+    ce_work = 3 * FP32_BYTES              # fp32 log_softmax output + two fp32 gradients
+    if plan.cross_entropy == "chunked":
+        # torchtune CEWithChunkedOutputLoss: 16-bit logits kept as chunks, the fp32 work done one
+        # chunk at a time (8 chunks by default)
+        ce_work /= CE_CHUNKS
+        codes.append("chunked_cross_entropy")
+    elif plan.cross_entropy == "fused":
+        # Liger FusedLinearCrossEntropy / cut-cross-entropy: the full logits are never materialised;
+        # one chunk of logits and its gradient exist at a time
+        held_bytes = held_bytes / CE_CHUNKS
+        ce_work /= CE_CHUNKS
+        codes.append("fused_cross_entropy")
+    elif plan.compiled:
+        # torch.compile fuses upcast + log_softmax + nll; backward writes one fp32 gradient
+        ce_work = FP32_BYTES
+        codes.append("compiled_cross_entropy")
+    else:
+        codes.append("logits_fp32_cross_entropy")
+    logits_peak = logit_elems * (held_bytes + ce_work)
+    logits_held = logit_elems * held_bytes
+    # The start of backward (all saved activations + the cross-entropy copies) or a block's backward
+    # (saved activations + held logits + one recomputed block), whichever is larger.
     if logits_peak >= logits_held + recompute:
         activations, logits = stored, logits_peak
     else:
         activations, logits = stored + recompute, logits_held
+    activations += autocast_copies
 
-    # Two moments can set the peak. (1) The start of backward: all saved activations plus the
-    # cross-entropy copies. (2) The optimizer step: gradients + states + step temporaries.
-    # Gradients of the whole model coexist with activations when gradient accumulation keeps them
-    # between micro-batches (the usual case with micro-batch 1); without accumulation
-    # zero_grad(set_to_none=True) (torch >= 2.0 default) frees them before the next forward.
+    # ---- which moment sets the peak --------------------------------------------------------------------
+    # Full fine-tuning: without gradient accumulation, zero_grad(set_to_none=True) (torch >= 2.0
+    # default) frees the gradients before the next forward, so the whole-model gradients (end of
+    # backward, optimizer step) and the activations (start of backward) do not coexist. With
+    # accumulation they do: that case is the high end of the range. LoRA gradients are tiny and
+    # are simply added.
     fwd_bwd = activations + logits
-    overlap = 0.0
-    if GRADS_KEPT_BETWEEN_MICROBATCHES or plan.method != "full":
-        if step_temporaries > fwd_bwd:
-            optimizer += step_temporaries - fwd_bwd
+    if full:
+        codes.append("grads_freed_each_step")
+        peak_dynamic = max(fwd_bwd, gradients)
+        grads_overlap = gradients + fwd_bwd - peak_dynamic
+        if gradients >= fwd_bwd:
             codes.append("peak_at_optimizer_step")
     else:
-        codes.append("grads_freed_each_step")
-        step = gradients + step_temporaries
-        if step > fwd_bwd:
-            optimizer += step - fwd_bwd
-            codes.append("peak_at_optimizer_step")
-        overlap = min(gradients, fwd_bwd)
-    components = {
-        "weights": weights,
-        "adapters": adapters,
-        "gradients": gradients,
-        "optimizer": optimizer,
-        "activations": activations,
-        "logits": logits,
-    }
-    if overlap:
-        # gradients reuse the room the activations free during backward
-        cut_act = min(overlap, activations)
-        components["activations"] -= cut_act
-        components["logits"] -= overlap - cut_act
-    allocated = sum(components.values())
+        peak_dynamic = fwd_bwd + gradients
+        grads_overlap = 0.0
+
+    components = {"weights": weights, "adapters": adapters, "gradients": gradients,
+                  "optimizer": optimizer, "activations": activations, "logits": logits}
+    if grads_overlap:
+        # components describe the peak moment: what gradients and activations share is shown once
+        if gradients >= fwd_bwd:
+            components["activations"] = components["logits"] = 0.0
+        else:
+            components["gradients"] = 0.0
+    allocated = weights + adapters + optimizer + peak_dynamic
     reserve = allocated * ALLOCATOR_RESERVE_FRACTION
     context = CUDA_CONTEXT_GIB * GIB
     components["overhead"] = reserve + context
     codes += ["allocator_reserve", "cuda_context_not_in_torch"]
     total = allocated + reserve + context
-
-    logits_share = logits / total if total else 0
-    if logits_share > 0.10:
+    if logits / total > 0.10 and components["logits"]:
         codes.append("large_vocab_logits")
 
-    dyn = activations + logits
-    low = allocated - dyn * (1 - DYNAMIC_LOW_FACTOR) + context
-    high = ((allocated + overlap + dyn * (DYNAMIC_HIGH_FACTOR - 1)) * (1 + ALLOCATOR_RESERVE_FRACTION_HIGH)
-            + context)
+    low = weights + adapters + optimizer + DYNAMIC_LOW_FACTOR * peak_dynamic + context
+    high_alloc = (weights + adapters + optimizer + DYNAMIC_HIGH_FACTOR * fwd_bwd
+                  + gradients + fsdp_mixed_grad_pitfall)
+    high = high_alloc * (1 + ALLOCATOR_RESERVE_FRACTION_HIGH) + context
 
-    comps = {k: round(components[k] / GIB, 3) for k in COMPONENTS}
     return MemoryEstimate(
         per_gpu_gib=round(total / GIB, 3),
-        components_gib=comps,
+        components_gib={k: round(components[k] / GIB, 3) for k in COMPONENTS},
         low_gib=round(low / GIB, 3),
-        high_gib=round(high / GIB, 3),
-        assumptions=list(dict.fromkeys(c for c in codes if c)),
+        high_gib=round(max(high, total) / GIB, 3),
+        assumptions=list(dict.fromkeys(codes)),
     )
 
 

@@ -17,6 +17,8 @@ Attention = Literal["flash", "eager"]
 Sharding = Literal["none", "ddp", "fsdp", "zero2", "zero3"]
 Offload = Literal["none", "optimizer", "optimizer_and_params"]
 Lang = Literal["fa", "tr", "en"]
+# Extensions beyond the calibration case schema (all default to the plain Hugging Face stack):
+CrossEntropy = Literal["standard", "chunked", "fused"]
 
 MAX_SEQ_LEN = 1_000_000
 
@@ -68,6 +70,14 @@ class TrainingPlan(Strict):
     gpus: int = Field(1, gt=0, le=4096)
     sharding: Sharding = "none"
     offload: Offload = "none"
+    # --- extensions (defaults = plain HF transformers/PEFT training; see docs/estimate.md) ---
+    # standard: full fp32 cross-entropy over b*s*V logits; chunked: torchtune CEWithChunkedOutputLoss;
+    # fused: Liger / cut-cross-entropy / Unsloth kernels that never hold the full fp32 logits
+    cross_entropy: CrossEntropy = "standard"
+    compiled: bool = False                 # torch.compile over model and loss
+    optimizer_in_backward: bool = False    # optimizer step fused into backward (torchtune)
+    activation_offload: bool = False       # checkpointed activations moved to CPU memory
+    fsdp_mixed_wrap: bool = False          # FSDP units mixing frozen and trainable params (use_orig_params)
 
     @root_validator(skip_on_failure=True)
     def _lora_matches_method(cls, values):
