@@ -1,0 +1,185 @@
+"""Handoff to support staff: the consent/contact form and action_open_ticket (stores a ticket via bot.tickets).
+
+Flow (data/rules/handoff.yml): request_human / request_quote (also offered by action_estimate when no single card
+fits, and by the fallback after repeated misunderstanding) -> utter_handoff_intro -> handoff_form asks for KVKK
+consent and, with consent, a contact -> action_open_ticket gives the ticket number. Staff then answer from the
+staff page (bot/staff), which pauses the bot and resumes it when the ticket is closed.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Dict, List, Optional, Text
+
+from rasa_sdk import Action, Tracker
+from rasa_sdk.events import EventType, SlotSet
+from rasa_sdk.executor import CollectingDispatcher
+from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
+from rasa_sdk.types import DomainDict
+
+from actions.common import conversation_language, latest_intent
+from bot.tickets.models import Message, Ticket, TicketDraft
+from bot.tickets.notify import send_staff_notification
+from bot.tickets.pii import install_log_redaction, parse_contact
+from bot.tickets.priority import categorize
+from bot.tickets.store import UNAVAILABLE, TicketStore
+
+logger = logging.getLogger(__name__)
+
+# User messages and contacts pass through this process's logs (rasa_sdk debug logging).
+install_log_redaction()
+
+HANDOFF_TRIGGERS = ("request_human", "request_quote")
+# Slots a ticket carries (names fixed in docs/architecture.md), in the order staff read them.
+TICKET_SLOTS = ("model", "model_id", "model_size_b", "method", "seq_len", "budget", "budget_usd", "budget_unlimited",
+                "examples", "avg_tokens", "total_tokens", "epochs", "gpus")
+FALLBACK_ACTIONS = ("action_default_fallback", "action_two_stage_fallback")
+# The fallback offers a person after two failed turns (actions/fallback.py).
+FAILED_TURNS_FOR_HANDOFF = 2
+SPOOL_FLUSH_INTERVAL_S = float(os.environ.get("TICKETS_SPOOL_FLUSH_S", "30"))
+
+_store: Optional[TicketStore] = None
+_store_lock = threading.Lock()
+
+
+def ticket_store() -> TicketStore:
+    """One store per action-server process, with the periodic spool flusher running."""
+    global _store
+    with _store_lock:
+        if _store is None:
+            _store = TicketStore(on_created=send_staff_notification)
+            _store.start_periodic_flush(SPOOL_FLUSH_INTERVAL_S)
+        return _store
+
+
+def _open_ticket(sender_id: str) -> Optional[Ticket]:
+    try:
+        return ticket_store().open_ticket_for(sender_id)
+    except UNAVAILABLE:
+        return None  # cannot check; better a second ticket than none
+
+
+class ValidateHandoffForm(FormValidationAction):
+    """Consent first; the contact only with consent. Every answer is read here, so the form never rejects a turn."""
+
+    def name(self) -> Text:
+        return "validate_handoff_form"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
+        consent = tracker.get_slot("handoff_consent")
+        contact = tracker.get_slot("handoff_contact")
+        updates: Dict[Text, Any] = {}
+        if tracker.latest_action_name in (None, "action_listen"):
+            updates = self.read_answer(dispatcher, tracker, tracker.get_slot(REQUESTED_SLOT))
+            consent = updates.get("handoff_consent", consent)
+            contact = updates.get("handoff_contact", contact)
+        elif _open_ticket(tracker.sender_id) is not None:
+            # Activation while a ticket of this conversation is still open: no questions, the action says so.
+            return [SlotSet(REQUESTED_SLOT, None)]
+
+        if consent is None:
+            next_slot: Optional[str] = "handoff_consent"
+        elif consent and not contact:
+            next_slot = "handoff_contact"
+        else:
+            next_slot = None
+        return [SlotSet(k, v) for k, v in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
+
+    def read_answer(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                    requested: Optional[str]) -> Dict[Text, Any]:
+        intent = latest_intent(tracker)
+        text = (tracker.latest_message.get("text") or "").strip()
+        if requested == "handoff_consent":
+            if intent == "affirm":
+                return {"handoff_consent": True}
+            if intent == "deny":
+                return {"handoff_consent": False}
+            contact = parse_contact(text)
+            if contact is not None:
+                # Typing a contact right after the notice answers the question as clearly as "yes".
+                return {"handoff_consent": True, "handoff_contact": contact.value}
+            dispatcher.utter_message(response="utter_consent_unclear")
+            return {}
+        if requested == "handoff_contact":
+            contact = parse_contact(text)
+            if contact is not None:
+                return {"handoff_contact": contact.value}
+            if intent == "deny":
+                return {"handoff_consent": False, "handoff_contact": None}
+            dispatcher.utter_message(response="utter_invalid_contact")
+            return {"handoff_contact": None}
+        return {}
+
+
+def _trigger(tracker: Tracker) -> str:
+    """What started the handoff: request_quote, request_human, or fallback (repeated misunderstanding)."""
+    trigger = "request_human"
+    for event in reversed(tracker.events):
+        if event.get("event") == "user":
+            intent = ((event.get("parse_data") or {}).get("intent") or {}).get("name")
+            if intent in HANDOFF_TRIGGERS:
+                trigger = intent
+                break
+    if trigger == "request_human":
+        failed = tracker.get_slot("failed_turns") or 0
+        recent = [e.get("name") for e in tracker.events[-40:] if e.get("event") == "action"]
+        if failed >= FAILED_TURNS_FOR_HANDOFF or any(name in FALLBACK_ACTIONS for name in recent):
+            return "fallback"
+    return trigger
+
+
+def _excerpt(tracker: Tracker) -> List[Message]:
+    """User, bot and staff messages of the conversation (the store keeps the last ones, masked)."""
+    out = []
+    for event in tracker.events:
+        kind, text = event.get("event"), event.get("text")
+        if kind not in ("user", "bot") or not text:
+            continue
+        role = "staff" if (event.get("metadata") or {}).get("staff") else kind
+        out.append(Message(role=role, text=text, at=event.get("timestamp")))
+    return out
+
+
+def build_draft(tracker: Tracker) -> TicketDraft:
+    slots = {name: tracker.get_slot(name) for name in TICKET_SLOTS if tracker.get_slot(name) not in (None, "")}
+    estimate = tracker.get_slot("estimate_summary")
+    estimate = estimate if isinstance(estimate, dict) else None
+    cards: List[str] = []
+    if estimate:
+        cards = list(estimate.get("fitting_cards") or [])
+        if estimate.get("best_card") and estimate["best_card"] not in cards:
+            cards.insert(0, estimate["best_card"])
+    consent = tracker.get_slot("handoff_consent") is True
+    contact = parse_contact(tracker.get_slot("handoff_contact") or "") if consent else None
+    trigger = _trigger(tracker)
+    return TicketDraft(
+        channel=tracker.get_latest_input_channel() or "unknown", sender_id=tracker.sender_id,
+        language=conversation_language(tracker), category=categorize(trigger, slots, estimate), trigger=trigger,
+        slots=slots, estimate_summary=estimate, cards=cards, excerpt=_excerpt(tracker),
+        consent=bool(contact), contact=contact.value if contact else None,
+        contact_kind=contact.kind if contact else None)
+
+
+class ActionOpenTicket(Action):
+    def name(self) -> Text:
+        return "action_open_ticket"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
+        # The contact is not kept in the conversation: the ticket holds it (with consent), the tracker store masks it.
+        clear = [SlotSet("handoff_consent", None), SlotSet("handoff_contact", None)]
+        existing = _open_ticket(tracker.sender_id)
+        if existing is not None:
+            dispatcher.utter_message(response="utter_ticket_already_open", ticket_id=existing.id)
+            return clear + [SlotSet("ticket_id", existing.id)]
+        try:
+            ticket = ticket_store().create(build_draft(tracker))
+        except Exception:  # the spool failed too (disk full, permissions): tell the user, keep the bot usable
+            logger.exception("Ticket for conversation %s could not be stored", tracker.sender_id)
+            dispatcher.utter_message(response="utter_ticket_failed")
+            return clear
+        if ticket.contact:
+            dispatcher.utter_message(response="utter_ticket_opened", ticket_id=ticket.id, contact=ticket.contact)
+        else:
+            dispatcher.utter_message(response="utter_ticket_opened_anonymous", ticket_id=ticket.id)
+        return clear + [SlotSet("ticket_id", ticket.id)]
