@@ -40,6 +40,13 @@ Assumption codes (``MemoryEstimate.assumptions``; rendered to text from ``knowle
     flash_attention               FlashAttention/SDPA: no seq^2 score matrix is stored
     eager_attention_scores        eager attention: seq^2 scores (fp32 softmax + 16-bit copy) per head
     logits_fp32_cross_entropy     cross-entropy upcasts the b*s*V logits to fp32 (several copies)
+    compiled_cross_entropy        torch.compile fuses the loss: one fp32 gradient copy of the logits
+    chunked_cross_entropy         chunked cross-entropy: fp32 work on one chunk of logits at a time
+    fused_cross_entropy           fused linear + cross-entropy: full logits never materialised
+    optimizer_in_backward         optimizer step fused into backward: no full set of gradients
+    activation_offload            checkpointed activations are offloaded to CPU memory
+    fsdp_mixed_wrap_grads         FSDP units mixing frozen and trained weights hold gradients for
+                                  the frozen weights too
     large_vocab_logits            logits + loss take more than 10 % of the peak
     tied_embeddings               embedding and LM head share one matrix
     gqa_kv_heads                  grouped-query attention: K/V projections are smaller than Q

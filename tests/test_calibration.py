@@ -1,0 +1,112 @@
+"""Replays every published VRAM measurement through the estimator and checks the error budget.
+
+Cases: ``<shared>/calibration/vram_cases.yaml`` (shared = $ADVISOR_SHARED_DIR, or the ``shared``
+folder beside this clone) plus any ``knowledge/calibration/measured_*.yaml`` written by
+bench/measure_vram.py. The table (id, predicted, measured, error %) is printed (visible with -s or
+-rA) and written to test-artifacts/calibration.txt.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.calibration import (CASE_SETTINGS_PATH, comparable_gib, error_pct, evaluate_cases, format_table,
+                             load_case_settings, load_cases, summary)
+from bot.estimator import estimate_memory
+from bot.plans import plan_from_mapping
+from bot.schema import COMPONENTS
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ADVISOR_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
+SHARED_CASES = SHARED / "calibration" / "vram_cases.yaml"
+MEASURED_CASES = sorted((REPO / "knowledge" / "calibration").glob("measured_*.yaml"))
+ARTIFACT = REPO / "test-artifacts" / "calibration.txt"
+
+MAX_MEDIAN_ABS_ERROR_PCT = 12.0
+MAX_SHARE_ABOVE_30PCT = 0.10
+
+LLAMA_8B = {"name": "Llama-3.1-8B", "params": 8030261248, "layers": 32, "hidden": 4096, "heads": 32,
+            "kv_heads": 8, "intermediate": 14336, "vocab": 128256, "tied_embeddings": False, "mlp": "swiglu"}
+
+
+def _all_cases():
+    assert SHARED_CASES.is_file(), (
+        f"calibration file not found at {SHARED_CASES}; set ADVISOR_SHARED_DIR to the shared/ folder")
+    cases = load_cases(SHARED_CASES)
+    for path in MEASURED_CASES:
+        cases += load_cases(path)
+    return cases
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return evaluate_cases(_all_cases(), case_settings=load_case_settings(CASE_SETTINGS_PATH))
+
+
+def test_calibration_error_budget(rows):
+    stats = summary(rows)
+    table = format_table(rows)
+    report = (f"{table}\n\nmedian |error| {stats['median_abs_error_pct']:.1f} %, "
+              f"p90 |error| {stats['p90_abs_error_pct']:.1f} %, "
+              f"share above 30 %: {stats['share_above_30pct']:.1%} of {stats['n']} measured cases\n")
+    print("\n" + report)
+    ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
+    ARTIFACT.write_text(report, encoding="utf-8")
+    assert stats["n"] >= 70, "the shared calibration file should hold the 76 published cases"
+    assert stats["median_abs_error_pct"] <= MAX_MEDIAN_ABS_ERROR_PCT, report
+    assert stats["share_above_30pct"] <= MAX_SHARE_ABOVE_30PCT, report
+
+
+def test_every_case_gives_a_complete_estimate(rows):
+    assert len(rows) == len(_all_cases())
+    for row in rows:
+        assert set(row["components_gib"]) == set(COMPONENTS), row["id"]
+        assert all(v >= 0 for v in row["components_gib"].values()), row["id"]
+        assert row["low_gib"] <= row["per_gpu_gib"] <= row["high_gib"], row["id"]
+        assert abs(sum(row["components_gib"].values()) - row["per_gpu_gib"]) < 0.01, row["id"]
+
+
+def test_case_settings_only_name_known_cases_and_fields():
+    ids = {c["id"] for c in load_cases(SHARED_CASES)}
+    for case_id, fields in load_case_settings(CASE_SETTINGS_PATH).items():
+        assert case_id in ids, f"case_settings.yaml names an unknown case {case_id}"
+        plan_from_mapping({"model": LLAMA_8B, "method": "lora", "seq_len": 512, **fields},
+                          resolve_preset=lambda name: None)
+
+
+def test_summary_statistics():
+    rows = [{"error_pct": e} for e in (-40.0, 5.0, -10.0, 20.0, 1.0)] + [{"id": "no measurement"}]
+    stats = summary(rows)
+    assert stats["n"] == 5
+    assert stats["median_abs_error_pct"] == 10.0
+    assert stats["share_above_30pct"] == pytest.approx(0.2)
+    assert stats["p90_abs_error_pct"] == pytest.approx(32.0)   # between 20 and 40 (numpy's linear rule)
+
+
+def test_measured_kinds_compare_the_matching_figure():
+    plan = plan_from_mapping({"model": LLAMA_8B, "method": "lora", "seq_len": 2048}, lambda n: None)
+    est = estimate_memory(plan)
+    allocated = comparable_gib(est, "allocated")
+    assert comparable_gib(est, "active") == allocated
+    reserved = comparable_gib(est, "reserved")
+    assert allocated < reserved < est.per_gpu_gib           # reserve, then CUDA context on top
+    assert comparable_gib(est, "unknown") == reserved
+    assert comparable_gib(est, "boundary") == est.per_gpu_gib
+    with pytest.raises(ValueError, match="kind"):
+        comparable_gib(est, "peak-ish")
+
+
+def test_boundary_cases_only_count_estimates_above_the_card():
+    assert error_pct(20.0, 24.0, "boundary") == 0.0
+    assert error_pct(30.0, 24.0, "boundary") == pytest.approx(25.0)
+    assert error_pct(30.0, 24.0, "reserved") == pytest.approx(25.0)
+    assert error_pct(18.0, 24.0, "allocated") == pytest.approx(-25.0)
+
+
+def test_load_cases_rejects_a_case_without_plan(tmp_path):
+    bad = tmp_path / "cases.yaml"
+    bad.write_text("cases:\n- id: x\n  measured: {per_gpu_gib: 3}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="plan"):
+        load_cases(bad)

@@ -1,0 +1,310 @@
+"""Physical properties of the memory estimator and the plan builders."""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+import bot.estimator as estimator
+from bot.estimator import GIB, adapter_params, estimate_memory
+from bot.plans import default_plan, plan_from_mapping, sharded_plan
+from bot.schema import COMPONENTS, ModelArch, TrainingPlan
+
+LLAMA_8B = ModelArch(name="Llama-3.1-8B", params=8030261248, layers=32, hidden=4096, heads=32, kv_heads=8,
+                     intermediate=14336, vocab=128256, tied_embeddings=False, mlp="swiglu")
+LLAMA_3B_TIED = ModelArch(name="Llama-3.2-3B", params=3212749824, layers=28, hidden=3072, heads=24, kv_heads=8,
+                          intermediate=8192, vocab=128256, tied_embeddings=True, mlp="swiglu")
+
+
+def arch(**changes) -> ModelArch:
+    return ModelArch(**{**LLAMA_8B.dict(), **changes})
+
+
+def plan(method="lora", seq_len=2048, **changes) -> TrainingPlan:
+    base = default_plan(changes.pop("model", LLAMA_8B), method, seq_len)
+    return TrainingPlan(**{**base.dict(), **changes})
+
+
+def est(p: TrainingPlan):
+    return estimate_memory(p)
+
+
+def comp(p: TrainingPlan, name: str) -> float:
+    return estimate_memory(p).components_gib[name]
+
+
+# ---------------------------------------------------------------- structure
+
+def test_estimate_has_every_component_and_a_range():
+    e = est(plan("qlora"))
+    assert set(e.components_gib) == set(COMPONENTS)
+    assert sum(e.components_gib.values()) == pytest.approx(e.per_gpu_gib, abs=0.01)
+    assert e.low_gib < e.per_gpu_gib < e.high_gib
+
+
+def test_every_assumption_code_is_documented_in_the_module_docstring():
+    documented = set(re.findall(r"^    ([a-z0-9_]+)\s{2,}", estimator.__doc__, re.M))
+    variants = [plan(m, seq_len=s, gradient_checkpointing=gc, attention=a)
+                for m in ("full", "lora", "qlora") for s in (512, 8192) for gc in (True, False)
+                for a in ("flash", "eager")]
+    variants += [sharded_plan(plan(m), 4, sh) for m in ("full", "lora") for sh in ("ddp", "fsdp", "zero2", "zero3")]
+    variants += [plan("full", precision=p, optimizer=o) for p in ("bf16", "fp32") for o in
+                 ("sgd", "adamw_8bit", "paged_adamw", "paged_adamw_8bit")]
+    variants += [plan("full", offload="optimizer"), plan("full", offload="optimizer_and_params"),
+                 plan("lora", precision="mixed", gradient_checkpointing=False),
+                 plan("full", compiled=True, optimizer_in_backward=True, activation_offload=True),
+                 plan("full", cross_entropy="chunked"), plan("lora", cross_entropy="fused"),
+                 plan("lora", model=LLAMA_3B_TIED), sharded_plan(plan("lora").copy(update={"fsdp_mixed_wrap": True}), 2, "fsdp")]
+    used = {code for p in variants for code in est(p).assumptions}
+    assert used <= documented, f"undocumented codes: {sorted(used - documented)}"
+
+
+def test_estimate_is_fast_plain_arithmetic():
+    p = plan("qlora")
+    best = min(_time_per_call(p) for _ in range(5))
+    assert best < 1e-4, f"{best * 1e3:.3f} ms per estimate"
+
+
+def _time_per_call(p, n=200):
+    start = time.perf_counter()
+    for _ in range(n):
+        estimate_memory(p)
+    return (time.perf_counter() - start) / n
+
+
+# ---------------------------------------------------------------- weights and precision
+
+def test_qlora_weights_are_far_below_lora_weights_for_8b():
+    qlora, lora = comp(plan("qlora"), "weights"), comp(plan("lora"), "weights")
+    assert lora == pytest.approx(LLAMA_8B.params * 2 / GIB, rel=0.01)     # bf16 base
+    assert qlora < 0.45 * lora
+    # the 16-bit embedding and LM head alone are 1.96 GiB of the QLoRA weights
+    assert qlora > 2 * LLAMA_8B.vocab * LLAMA_8B.hidden * 2 / GIB
+
+
+def test_full_mixed_precision_static_is_16_bytes_per_param():
+    e = est(plan("full"))
+    static = e.components_gib["weights"] + e.components_gib["gradients"] + e.components_gib["optimizer"]
+    assert static == pytest.approx(16 * LLAMA_8B.params / GIB, rel=0.01)
+    assert "mixed_precision_fp32_master" in e.assumptions
+
+
+def test_pure_bf16_full_halves_the_static_memory():
+    mixed, bf16 = est(plan("full")), est(plan("full", precision="bf16"))
+    assert "pure_bf16_halves_static" in bf16.assumptions
+    static = lambda e: sum(e.components_gib[k] for k in ("weights", "gradients", "optimizer"))
+    assert static(bf16) == pytest.approx(static(mixed) / 2, rel=0.02)
+
+
+def test_lora_in_mixed_precision_holds_an_fp32_base():
+    assert comp(plan("lora", precision="mixed"), "weights") == pytest.approx(2 * comp(plan("lora"), "weights"), rel=0.01)
+
+
+def test_tied_embeddings_count_the_vocabulary_matrix_once():
+    vh = LLAMA_8B.vocab * LLAMA_8B.hidden
+    tied = arch(tied_embeddings=True, params=LLAMA_8B.params - vh)
+    for method in ("lora", "qlora"):
+        diff = comp(plan(method), "weights") - comp(plan(method, model=tied), "weights")
+        assert diff == pytest.approx(vh * 2 / GIB, rel=0.02)           # one 16-bit matrix fewer
+    assert "tied_embeddings" in est(plan("lora", model=tied)).assumptions
+
+
+# ---------------------------------------------------------------- adapters
+
+def test_adapter_parameters_follow_the_module_shapes():
+    # PEFT prints "trainable params: 41,943,040" for Llama-3-8B, r 16 on all linear layers
+    assert adapter_params(plan("lora")) == 41_943_040
+    qv = plan("lora", lora={"rank": 16, "targets": "attention_qv"})
+    assert adapter_params(qv) == 32 * 16 * ((4096 + 4096) + (4096 + 1024))
+
+
+def test_gqa_shrinks_kv_adapters_and_activations():
+    mha = arch(kv_heads=32)
+    attn = {"rank": 16, "targets": "attention"}
+    assert adapter_params(plan("lora", lora=attn)) < adapter_params(plan("lora", model=mha, lora=attn))
+    no_gc = dict(gradient_checkpointing=False)
+    assert comp(plan("lora", **no_gc), "activations") < comp(plan("lora", model=mha, **no_gc), "activations")
+    assert "gqa_kv_heads" in est(plan("lora")).assumptions
+
+
+def test_mlp_targets_save_more_activations_than_qv_targets():
+    no_gc = dict(gradient_checkpointing=False)
+    qv = plan("lora", lora={"rank": 16, "targets": "attention_qv"}, **no_gc)
+    allin = plan("lora", lora={"rank": 16, "targets": "all_linear"}, **no_gc)
+    assert comp(allin, "activations") > comp(qv, "activations") + 1.0
+    assert comp(allin, "adapters") > comp(qv, "adapters")
+
+
+def test_adapters_are_fp32_with_fp32_adamw_states():
+    e = est(plan("lora"))
+    n = adapter_params(plan("lora"))
+    assert e.components_gib["adapters"] == pytest.approx(n * 4 / GIB, rel=0.01)
+    assert e.components_gib["optimizer"] == pytest.approx(n * 8 / GIB, rel=0.01)
+
+
+# ---------------------------------------------------------------- activations and logits
+
+def test_gradient_checkpointing_lowers_activations():
+    for method in ("full", "lora", "qlora"):
+        on = comp(plan(method, seq_len=4096), "activations")
+        off = comp(plan(method, seq_len=4096, gradient_checkpointing=False), "activations")
+        assert on < off / 5, method
+
+
+def test_checkpointing_is_a_mode_not_a_factor():
+    # stored = one layer input per block; growing the MLP changes only the recomputed block
+    small, big = arch(), arch(intermediate=28672)
+    on = lambda a: comp(plan("lora", model=a, seq_len=4096), "activations")
+    off = lambda a: comp(plan("lora", model=a, seq_len=4096, gradient_checkpointing=False), "activations")
+    assert on(big) / on(small) < off(big) / off(small)
+
+
+def test_longer_sequences_raise_activations_and_logits():
+    short, long_ = est(plan("lora", seq_len=1024)), est(plan("lora", seq_len=8192))
+    assert long_.components_gib["activations"] > 4 * short.components_gib["activations"]
+    assert long_.components_gib["logits"] == pytest.approx(8 * short.components_gib["logits"], rel=0.01)
+    assert long_.per_gpu_gib > short.per_gpu_gib
+
+
+def test_micro_batch_scales_activations_linearly():
+    one = comp(plan("lora", gradient_checkpointing=False), "activations")
+    four = comp(plan("lora", gradient_checkpointing=False, micro_batch=4), "activations")
+    assert four == pytest.approx(4 * one, rel=0.05)
+
+
+def test_eager_attention_costs_more_than_flash_at_long_sequences():
+    kw = dict(seq_len=8192, gradient_checkpointing=False)
+    eager, flash = comp(plan("lora", attention="eager", **kw), "activations"), comp(plan("lora", **kw), "activations")
+    assert eager > 3 * flash          # 32 heads x 8192^2 scores per layer
+    short = dict(seq_len=256, gradient_checkpointing=False)
+    assert comp(plan("lora", attention="eager", **short), "activations") < 1.5 * comp(plan("lora", **short), "activations")
+
+
+def test_logits_scale_with_vocabulary():
+    v32k = arch(vocab=32000, params=LLAMA_8B.params - 2 * (128256 - 32000) * 4096)
+    no_gc = dict(gradient_checkpointing=False)
+    assert comp(plan("qlora", **no_gc), "logits") == pytest.approx(
+        128256 / 32000 * comp(plan("qlora", model=v32k, **no_gc), "logits"), rel=0.01)
+    # 2048 tokens x 128256 x (2 B held + 3 fp32 copies) = 3.4 GiB for Llama-3
+    assert comp(plan("qlora"), "logits") == pytest.approx(2048 * 128256 * 14 / GIB, rel=0.01)
+
+
+def test_fused_and_chunked_cross_entropy_shrink_the_logits():
+    standard = comp(plan("lora"), "logits")
+    assert comp(plan("lora", compiled=True), "logits") < standard / 2
+    assert comp(plan("lora", cross_entropy="chunked"), "logits") < standard / 3
+    assert comp(plan("lora", cross_entropy="fused"), "logits") < standard / 5
+
+
+def test_qlora_saves_more_activations_than_lora_without_checkpointing():
+    # bitsandbytes 4-bit linears keep their inputs for backward (vram-estimators.md §4.6)
+    kw = dict(gradient_checkpointing=False, lora={"rank": 8, "targets": "attention_qv"})
+    assert comp(plan("qlora", **kw), "activations") > comp(plan("lora", **kw), "activations")
+
+
+# ---------------------------------------------------------------- optimizer, sharding, offload
+
+def test_optimizer_kinds_order():
+    opt = lambda o: comp(plan("full", precision="bf16", optimizer=o), "optimizer")
+    assert opt("adamw") > opt("adamw_8bit") > opt("paged_adamw_8bit") >= 0
+    assert opt("sgd") == 0.0
+    assert opt("paged_adamw") < opt("adamw") / 10          # paged state lives outside the peak
+
+
+def test_zero3_divides_weights_grads_and_states_by_gpus():
+    one, four = est(plan("full")), est(sharded_plan(plan("full"), 4, "zero3"))
+    static = lambda e: sum(e.components_gib[k] for k in ("weights", "gradients", "optimizer"))
+    # DeepSpeed: 2 (bf16 weights) + 2 (bf16 grads) + 12 (fp32 master, m, v) = 16 B/param, / gpus,
+    # plus the gathered layers, LM head and one unsharded gradient unit
+    assert 16 * LLAMA_8B.params / 4 / GIB < static(four) < 16 * LLAMA_8B.params / 4 / GIB + 3.5
+    assert four.per_gpu_gib < one.per_gpu_gib / 3
+    eight = est(sharded_plan(plan("full"), 8, "zero3"))
+    assert eight.components_gib["optimizer"] == pytest.approx(four.components_gib["optimizer"] / 2, rel=0.01)
+
+
+def test_zero2_keeps_full_weights_but_shards_states():
+    z2 = est(sharded_plan(plan("full"), 4, "zero2"))
+    z3 = est(sharded_plan(plan("full"), 4, "zero3"))
+    assert z2.components_gib["weights"] == pytest.approx(LLAMA_8B.params * 2 / GIB, rel=0.01)
+    assert z3.components_gib["weights"] < z2.components_gib["weights"] / 2
+    assert z2.components_gib["optimizer"] == pytest.approx(z3.components_gib["optimizer"], rel=0.01)
+
+
+def test_ddp_does_not_reduce_per_gpu_memory():
+    assert est(sharded_plan(plan("full"), 4, "ddp")).per_gpu_gib >= est(plan("full")).per_gpu_gib
+
+
+def test_offload_moves_optimizer_and_parameters_off_the_gpu():
+    base = sharded_plan(plan("full"), 4, "zero3")
+    opt_off = est(base.copy(update={"offload": "optimizer"}))
+    all_off = est(base.copy(update={"offload": "optimizer_and_params"}))
+    assert opt_off.components_gib["optimizer"] == 0.0
+    assert opt_off.per_gpu_gib < est(base).per_gpu_gib
+    assert all_off.per_gpu_gib < opt_off.per_gpu_gib
+    assert "offload_params" in all_off.assumptions
+
+
+def test_fsdp_mixed_wrap_adds_full_gradients_for_frozen_weights():
+    fsdp = sharded_plan(plan("lora"), 2, "fsdp")
+    pitfall = est(fsdp.copy(update={"fsdp_mixed_wrap": True}))
+    assert pitfall.per_gpu_gib - est(fsdp).per_gpu_gib > 10      # ~13 GiB of bf16 grads
+    assert est(fsdp).high_gib >= pitfall.per_gpu_gib * 0.95      # the range warns about it
+
+
+def test_optimizer_in_backward_drops_the_whole_gradient_set():
+    bf16 = plan("full", precision="bf16")
+    assert comp(bf16.copy(update={"optimizer_in_backward": True}), "gradients") < comp(bf16, "gradients") / 10
+
+
+# ---------------------------------------------------------------- plans
+
+def test_default_plans_follow_the_documented_defaults():
+    lora = default_plan(LLAMA_8B, "lora", 2048)
+    assert (lora.precision, lora.optimizer, lora.lora.rank, lora.lora.targets) == ("bf16", "adamw", 16, "all_linear")
+    assert (lora.micro_batch, lora.gradient_checkpointing, lora.attention, lora.gpus) == (1, True, "flash", 1)
+    assert default_plan(LLAMA_8B, "qlora", 2048).method == "qlora"
+    full = default_plan(LLAMA_8B, "full", 2048)
+    assert (full.precision, full.lora, full.gradient_checkpointing, full.micro_batch) == ("mixed", None, True, 1)
+    multi = default_plan(LLAMA_8B, "full", 2048, gpus=4, micro_batch=2)
+    assert (multi.gpus, multi.sharding, multi.micro_batch) == (4, "zero3", 2)
+
+
+def test_sharded_plan_with_one_gpu_is_unsharded():
+    assert sharded_plan(plan("full"), 1).sharding == "none"
+    with pytest.raises(ValueError, match="sharding"):
+        sharded_plan(plan("full"), 2, "tensor-parallel")
+    with pytest.raises(ValueError, match="gpus"):
+        sharded_plan(plan("full"), 0)
+
+
+def test_plan_from_mapping_resolves_presets_and_fills_defaults():
+    seen = []
+    p = plan_from_mapping({"model": "llama-3.1-8b", "method": "qlora", "seq_len": 1024,
+                           "seq_len_note": "ignored annotation"},
+                          resolve_preset=lambda name: seen.append(name) or LLAMA_8B)
+    assert seen == ["llama-3.1-8b"]
+    assert p == default_plan(LLAMA_8B, "qlora", 1024)
+    full = plan_from_mapping({"model": LLAMA_8B.dict(), "method": "full", "seq_len": 512, "gpus": 2},
+                             resolve_preset=lambda name: None)
+    assert (full.precision, full.sharding) == ("mixed", "zero3")
+
+
+@pytest.mark.parametrize("data, field", [
+    ({"method": "lora", "seq_len": 512}, "model"),
+    ({"model": "nope", "method": "lora", "seq_len": 512}, "model"),
+    ({"model": LLAMA_8B.dict(), "method": "dpo", "seq_len": 512}, "method"),
+    ({"model": LLAMA_8B.dict(), "method": "lora", "seq_len": -5}, "seq_len"),
+    ({"model": LLAMA_8B.dict(), "method": "lora", "seq_len": 512, "micro_batch": 0}, "micro_batch"),
+    ({"model": LLAMA_8B.dict(), "method": "lora", "seq_len": 512, "optimizer": "lion"}, "optimizer"),
+    ({"model": LLAMA_8B.dict(), "method": "lora", "seq_len": 512, "colour": "red"}, "colour"),
+    ({"model": {**LLAMA_8B.dict(), "hidden": -1}, "method": "lora", "seq_len": 512}, "model.hidden"),
+    ({"model": {**LLAMA_8B.dict(), "kv_heads": 5}, "method": "lora", "seq_len": 512}, "model.heads"),
+    ({"model": LLAMA_8B.dict(), "method": "lora", "seq_len": 512, "lora": {"rank": 9000}}, "lora.rank"),
+])
+def test_bad_plans_raise_value_errors_that_name_the_field(data, field):
+    def resolve(name):
+        raise KeyError(name)
+    with pytest.raises(ValueError) as info:
+        plan_from_mapping(data, resolve_preset=resolve)
+    assert str(info.value).startswith(field), str(info.value)
