@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Text
 
 from rasa_sdk import Action, Tracker
-from rasa_sdk.events import SlotSet
+from rasa_sdk.events import FollowupAction, SlotSet
 from rasa_sdk.executor import CollectingDispatcher
 
 from actions.common import latest_intent
@@ -37,7 +37,11 @@ class ActionDefaultFallback(Action):
             # The offer replaces this explanation on the second failure, so one reply is never two prompts.
             intent = latest_intent(tracker)
             dispatcher.utter_message(response="utter_out_of_scope" if intent == "out_of_scope" else "utter_default")
-        return count_failed_turn(dispatcher, tracker)
+        # Rasa's own fallback reverts the user turn to end it. Here the turn is kept (it counts as a failure) and
+        # ended explicitly: back to the active form, which asks its question again, or to listening. Without
+        # this, a core fallback after a rejected form turn would be predicted again and again.
+        next_action = (tracker.active_loop or {}).get("name") or "action_listen"
+        return count_failed_turn(dispatcher, tracker) + [FollowupAction(next_action)]
 
 
 class ActionDefaultAskAffirmation(Action):

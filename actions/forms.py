@@ -57,11 +57,17 @@ class ValidateEstimateForm(FormValidationAction):
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
         return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
 
-    @staticmethod
-    def _answers_the_form(tracker: Tracker) -> bool:
-        # Called straight after a user message (activation or an answer). After an interruption (FAQ answered)
-        # the form runs again on the same message, which must not be read twice.
-        return tracker.latest_action_name in (None, "action_listen")
+    def _answers_the_form(self, tracker: Tracker) -> bool:
+        """True when the form runs straight after a user message (activation or an answer).
+
+        After an interruption (an FAQ answered mid-form) the form runs again on the same user message, which must
+        not be read twice. Rasa hands the validation action a copy of the tracker that ends with an extra
+        ActionExecuted(<form>), so the action that ran before that one tells who spoke last.
+        """
+        actions = [event.get("name") for event in tracker.events if event.get("event") == "action"]
+        if actions and actions[-1] == self.form_name():
+            actions.pop()
+        return not actions or actions[-1] == "action_listen"
 
     def read_values(self, dispatcher: CollectingDispatcher, tracker: Tracker) -> Dict[Text, Any]:
         """Slot updates from the latest message; utters notes and hints as a side effect."""
