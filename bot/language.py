@@ -1,0 +1,57 @@
+"""Which language a chat message is written in: "fa", "tr", "en", or None when the message gives no signal.
+
+Rules, in order:
+  * empty text, a button payload or command ("/greet", "/start abc") -> None;
+  * any Arabic-script letter -> "fa" (the bot serves Persian; "llama 8b رو با qlora" is Persian with English terms);
+  * Latin text: a Turkish-only letter (ğ ş ı İ) counts strongly for Turkish, ç ö ü a little; then each word is
+    looked up in the Turkish and English word lists of knowledge/lexicon.yml (Turkish also typed without
+    diacritics: "butce", "kac gpu lazim"), Turkish stems match word beginnings and long words with Turkish-only
+    endings ("-iyor", "-lık") count for Turkish;
+  * model names, GPU names, numbers, units and emoji are neutral: "7B QLoRA 4096" -> None;
+  * the higher score wins; a tie -> None (the conversation keeps its language).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from bot.normalize import fold, normalize
+from bot.numbers import Lexicon, load_lexicon
+
+_ARABIC_LETTER_RE = re.compile("[\u0621-\u063a\u0641-\u064a\u0671-\u06d3\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
+# whole words only: the "a" of "A100" is not the English article
+_LATIN_WORD_RE = re.compile(r"\b[a-z]+\b")
+_STRONG_TURKISH = set("ğşıİĞŞ")
+_WEAK_TURKISH = set("çöüÇÖÜ")
+
+STRONG_LETTER_SCORE = 2.0
+WEAK_LETTER_SCORE = 1.0
+MIN_STEM_LENGTH = 4
+MIN_SUFFIX_WORD_LENGTH = 6
+
+
+def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> Optional[str]:
+    if not text or not text.strip():
+        return None
+    if text.strip().startswith("/"):
+        return None
+    if _ARABIC_LETTER_RE.search(normalize(text)):
+        return "fa"
+    lexicon = lexicon or load_lexicon()
+    tr_score = STRONG_LETTER_SCORE * any(ch in _STRONG_TURKISH for ch in text)
+    tr_score += WEAK_LETTER_SCORE * any(ch in _WEAK_TURKISH for ch in text)
+    en_score = 0.0
+    for word in _LATIN_WORD_RE.findall(fold(text)):
+        if word in lexicon.en_words or word.startswith(lexicon.en_stems):
+            en_score += 1
+        elif word in lexicon.tr_words:
+            tr_score += 1
+        elif len(word) >= MIN_STEM_LENGTH and any(word.startswith(stem) for stem in lexicon.tr_stems):
+            tr_score += 1
+        elif len(word) >= MIN_SUFFIX_WORD_LENGTH and word.endswith(lexicon.tr_suffixes):
+            tr_score += 1
+    if tr_score > en_score:
+        return "tr"
+    if en_score > tr_score:
+        return "en"
+    return None

@@ -1,0 +1,234 @@
+"""Word lists, tokens and numbers shared by the parser (bot/parse.py) and the language detector (bot/language.py).
+
+The word lists live in knowledge/lexicon.yml; this module folds them exactly like user text
+(bot.normalize.fold) and compiles them into phrase patterns. Pure Python, reads one YAML file once.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from bot.normalize import fold
+
+LEXICON_PATH = Path(__file__).resolve().parent.parent / "knowledge" / "lexicon.yml"
+
+# Numbers (with "." or "," groups), runs of letters (any script), currency and a few symbols, and the sentence
+# punctuation that ends a keyword's reach. Digits and letters are separate tokens: "70b" -> "70" "b", "a100" ->
+# "a" "100", so model and GPU names tokenise the same however they are spaced or hyphenated.
+_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[$₺€£%×]|[,;?!:.]")
+_BREAKS = set(",;?!:.")
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # folded
+    start: int  # offsets in the folded text
+    end: int
+    glued: bool  # no space or punctuation between the previous token and this one
+
+    @property
+    def is_number(self) -> bool:
+        return self.text[0].isdigit()
+
+    @property
+    def is_break(self) -> bool:
+        return self.text in _BREAKS
+
+    @property
+    def is_latin_word(self) -> bool:
+        return self.text[0].isascii() and self.text[0].isalpha()
+
+
+def tokenize(folded: str) -> List[Token]:
+    tokens: List[Token] = []
+    previous_end = -1
+    for match in _TOKEN_RE.finditer(folded):
+        tokens.append(Token(match.group(), match.start(), match.end(), glued=match.start() == previous_end))
+        previous_end = match.end()
+    return tokens
+
+
+def parse_number(raw: str) -> List[float]:
+    """The value(s) of a number token as people write them in fa/tr/en chats.
+
+    "2048" -> 2048; "1.5" / "1,5" -> 1.5; "2.048" / "2,048" / "1.234.567" -> thousands groups (Turkish writes
+    2.048 for two thousand forty-eight; a decimal with exactly three digits after a non-zero integer part is
+    not how anyone writes a model size, a budget or a sequence length); "1.234,5" -> 1234.5; a list such as
+    "8,16,32" gives several numbers.
+    """
+    separators = [ch for ch in raw if ch in ".,"]
+    if not separators:
+        return [float(raw)]
+    groups = re.split(r"[.,]", raw)
+    if len(set(separators)) == 2:
+        return [float("".join(groups[:-1]) + "." + groups[-1])]
+    if groups[0] != "0" and len(groups[0]) <= 3 and all(len(g) == 3 for g in groups[1:]):
+        return [float("".join(groups))]
+    if len(groups) == 2:
+        return [float(groups[0] + "." + groups[1])]
+    return [float(g) for g in groups]
+
+
+# ---------------------------------------------------------------------------------------------- phrases
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One word of a phrase: exact, or a prefix when written with a trailing "*"."""
+
+    text: str
+    prefix: bool
+
+    def matches(self, token: Token) -> bool:
+        if token.is_break:
+            return False
+        if self.prefix:
+            return token.text.startswith(self.text)
+        return token.text == self.text
+
+
+Phrase = Tuple[Pattern, ...]
+
+
+def compile_phrase(words: Sequence[str] | str) -> Phrase:
+    if isinstance(words, str):
+        words = [words]
+    patterns: List[Pattern] = []
+    for word in words:
+        word = str(word)
+        prefix = word.endswith("*") and len(word) > 1
+        pieces = [t.text for t in tokenize(fold(word[:-1] if prefix else word))]
+        if not pieces:
+            raise ValueError(f"lexicon entry {word!r} has no letters or digits")
+        patterns.extend(Pattern(p, False) for p in pieces[:-1])
+        patterns.append(Pattern(pieces[-1], prefix))
+    return tuple(patterns)
+
+
+def match_at(tokens: Sequence[Token], index: int, phrase: Phrase) -> int:
+    """Number of tokens ``phrase`` covers starting at ``index`` (0 when it does not match)."""
+    if index + len(phrase) > len(tokens):
+        return 0
+    for offset, pattern in enumerate(phrase):
+        if not pattern.matches(tokens[index + offset]):
+            return 0
+    return len(phrase)
+
+
+@dataclass
+class PhraseTable:
+    """Labelled phrases; ``longest_at`` finds the longest one starting at a token."""
+
+    entries: List[Tuple[Phrase, str]] = field(default_factory=list)
+
+    def add(self, words, label: str) -> None:
+        self.entries.append((compile_phrase(words), label))
+
+    def longest_at(self, tokens: Sequence[Token], index: int) -> Tuple[int, Optional[str]]:
+        best_len, best_label = 0, None
+        for phrase, label in self.entries:
+            length = match_at(tokens, index, phrase)
+            if length > best_len:  # earlier entries win ties: tables are filled in priority order
+                best_len, best_label = length, label
+        return best_len, best_label
+
+    def any_at(self, tokens: Sequence[Token], index: int) -> bool:
+        return self.longest_at(tokens, index)[0] > 0
+
+
+# ---------------------------------------------------------------------------------------------- lexicon
+
+
+@dataclass
+class Lexicon:
+    number_words: Dict[str, float]
+    weak_number_words: set
+    connectors: set
+    multipliers: PhraseTable  # labels: thousand, million, billion
+    counters: PhraseTable
+    units: PhraseTable  # labels: tokens, examples, epochs, gpus, params, usd, try, toman, eur, ignore
+    keywords: PhraseTable  # labels: seq_len, budget_usd, ..., ignore, per_example
+    methods: PhraseTable  # labels: qlora, lora, full_strong, full_weak
+    method_context: PhraseTable
+    full_weak_blockers_after: set
+    full_weak_blockers_before: set
+    unlimited: PhraseTable
+    model_families: Dict[str, str]
+    gpu_names: PhraseTable
+    rewrites: List[Tuple[Phrase, str]]
+    tr_words: set
+    tr_stems: Tuple[str, ...]
+    tr_suffixes: Tuple[str, ...]
+    en_words: set
+    en_stems: Tuple[str, ...]
+
+
+def _folded_word(word) -> str:
+    return " ".join(t.text for t in tokenize(fold(str(word))))
+
+
+def _table(groups: Dict[str, Iterable], order: Iterable[str] | None = None) -> PhraseTable:
+    table = PhraseTable()
+    for label in order or groups:
+        for words in groups[label]:
+            table.add(words, label)
+    return table
+
+
+@lru_cache(maxsize=4)
+def load_lexicon(path: str | None = None) -> Lexicon:
+    import yaml
+
+    with open(path or LEXICON_PATH, encoding="utf-8") as handle:
+        data = yaml.safe_load(handle)
+    number_words: Dict[str, float] = {}
+    for words in data["number_words"].values():
+        for word, value in words.items():
+            number_words[_folded_word(word)] = float(value)
+    methods = data["methods"]
+    language = data["language"]
+    rewrites = sorted(((compile_phrase(entry["from"]), _folded_word(entry["to"])) for entry in data["rewrites"]),
+                      key=lambda item: -len(item[0]))
+    return Lexicon(
+        number_words=number_words,
+        weak_number_words={_folded_word(w) for w in data["weak_number_words"]},
+        connectors={_folded_word(w) for w in data["number_connectors"]},
+        multipliers=_table(data["multipliers"]),
+        counters=_table({"counter": data["counter_words"]}),
+        units=_table(data["units"]),
+        keywords=_table(data["keywords"]),
+        methods=_table({k: methods[k] for k in ("qlora", "lora", "full_strong", "full_weak")}),
+        method_context=_table({"context": methods["method_context"]}),
+        full_weak_blockers_after={_folded_word(w) for w in methods["full_weak_blockers_after"]},
+        full_weak_blockers_before={_folded_word(w) for w in methods["full_weak_blockers_before"]},
+        unlimited=_table({"unlimited": data["budget_unlimited"]}),
+        model_families={_folded_word(k): _folded_word(v) for k, v in data["model_families"].items()},
+        gpu_names=_table({"gpu": data["gpu_names"]}),
+        rewrites=rewrites,
+        tr_words={_folded_word(w) for w in language["tr_words"]},
+        tr_stems=tuple(_folded_word(w.rstrip("*")) for w in language["tr_stems"]),
+        tr_suffixes=tuple(sorted({_folded_word(s) for s in language["tr_suffixes"]})),
+        en_words={_folded_word(w) for w in language["en_words"]},
+        en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
+    )
+
+
+def apply_rewrites(tokens: List[Token], lexicon: Lexicon) -> List[Token]:
+    """Replace multi-word spellings of one term ("جی پی یو", "fine tune") by the term."""
+    out: List[Token] = []
+    i = 0
+    while i < len(tokens):
+        for phrase, replacement in lexicon.rewrites:
+            length = match_at(tokens, i, phrase)
+            if length:
+                first, last = tokens[i], tokens[i + length - 1]
+                out.append(Token(replacement, first.start, last.end, first.glued))
+                i += length
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out

@@ -1,0 +1,577 @@
+"""Deterministic reading of the values a user types: model, size, method, sequence length, budget, data volume.
+
+``parse_values(text, kb=None, expected=None)`` works on raw chat text in Persian, Turkish or English (it folds
+the text itself, see bot/normalize.py) and never guesses: a number whose meaning it cannot tell from a unit, a
+keyword before it, or the slot the bot just asked for (``expected``) is reported in ``ambiguous`` and nothing
+else. Word lists are data (knowledge/lexicon.yml); model names come from the knowledge base (knowledge/models.yml).
+
+How a number is read:
+  * a unit after it decides: "2048 token" (sequence length), "20M token" / "۲۰ میلیون توکن" (total tokens),
+    "ortalama 600 token" (average tokens per example), "5000 örnek" (examples), "3 epoch", "۴ تا کارت" (GPUs),
+    "50$" / "$50" / "۵۰ دلار" (budget in USD); TL/lira/₺, تومان/ریال and euro amounts are *not* USD and only set
+    ``currency_note``; GB, hours, %, bits, LoRA rank, batch size are understood and ignored;
+  * a billion multiplier without a token unit is a model size: "7B", "هفت میلیارد", "yetmiş milyarlık";
+  * a keyword before it: "context 4096", "bütçem 100", "بودجه ۵۰";
+  * otherwise the slot the bot asked for (``expected``), then the one safe guess: a power of two from 512 to
+    131072 (or 4k, 8k ...) is a sequence length - no model size, budget or GPU count looks like that;
+  * "4k" / "4 bin" / "۴ هزار" as a sequence length means 4096 (context sizes are powers of two); as a count of
+    examples it means 4000.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Dict, List, Literal, Optional, Sequence, Tuple
+
+from pydantic import BaseModel
+
+from bot.normalize import fold
+from bot.numbers import Lexicon, Token, apply_rewrites, load_lexicon, parse_number, tokenize
+
+MAX_SEQ_LEN = 1_000_000  # bot.schema.TrainingPlan.seq_len bound
+MIN_SEQ_LEN = 16
+MAX_MODEL_SIZE_B = 5000.0  # bot.schema.ModelArch.params < 5e12
+MAX_GPUS = 4096  # bot.schema.TrainingPlan.gpus bound
+MAX_EPOCHS = 1000
+# A budget given without a currency but this large is almost certainly toman or lira, not dollars.
+MAX_UNMARKED_BUDGET_USD = 100_000
+# Above this a token count cannot be a sequence length people fine-tune with (Llama 3.1: 131072): it is a total.
+MAX_PLAUSIBLE_SEQ_LEN = 262_144
+POWER_OF_TWO_SEQ_RANGE = (512, 131_072)
+
+SLOT_ALIASES = {
+    "model": "model_size_b", "model_id": "model_size_b", "size": "model_size_b", "model_size": "model_size_b",
+    "budget": "budget_usd", "seq": "seq_len", "sequence_length": "seq_len", "volume": "total_tokens",
+}
+
+
+class ParsedValues(BaseModel):
+    """What one message says; every field is None (``ambiguous`` empty) when the message does not say it."""
+
+    model_id: Optional[str] = None
+    model_size_b: Optional[float] = None
+    method: Optional[Literal["full", "lora", "qlora"]] = None
+    seq_len: Optional[int] = None
+    budget_usd: Optional[float] = None
+    budget_unlimited: Optional[bool] = None
+    currency_note: Optional[Literal["try", "toman", "eur"]] = None
+    examples: Optional[int] = None
+    avg_tokens: Optional[int] = None
+    total_tokens: Optional[int] = None
+    epochs: Optional[float] = None
+    gpus: Optional[int] = None
+    ambiguous: List[str] = []
+
+    def found(self) -> Dict[str, object]:
+        """The values the message gave (no Nones, no ``ambiguous``), e.g. to fill slots."""
+        return {k: v for k, v in self.dict().items() if v is not None and k != "ambiguous"}
+
+
+# ---------------------------------------------------------------------------------------------- model names
+
+
+@dataclass(frozen=True)
+class _ModelName:
+    words: Tuple[str, ...]
+    preset_id: str
+    size_b: float
+
+
+_MODEL_INDEXES: Dict[int, Tuple[object, List[_ModelName], Dict[str, float], Dict[float, str]]] = {}
+
+
+def _model_index(kb) -> Tuple[List[_ModelName], Dict[str, float], Dict[float, str]]:
+    cached = _MODEL_INDEXES.get(id(kb))
+    if cached is not None and cached[0] is kb:
+        return cached[1], cached[2], cached[3]
+    names: List[_ModelName] = []
+    sizes: Dict[str, float] = {}
+    for preset in kb.models:
+        sizes[preset.id] = float(preset.size_b)
+        for name in [preset.id, preset.display, *preset.aliases]:
+            words = tuple(t.text for t in tokenize(fold(name)))
+            if words:
+                names.append(_ModelName(words, preset.id, float(preset.size_b)))
+    names.sort(key=lambda n: -len(n.words))  # longest name first: "llama 3.1 8b instruct" before "llama 3.1 8b"
+    representative = {float(k): v for k, v in getattr(kb, "representative_by_size", {}).items()}
+    _MODEL_INDEXES[id(kb)] = (kb, names, sizes, representative)
+    return names, sizes, representative
+
+
+def _default_kb():
+    from bot.knowledge import load_knowledge
+
+    return load_knowledge()
+
+
+# ---------------------------------------------------------------------------------------------- quantities
+
+
+@dataclass
+class _Quantity:
+    first: int  # index of its first token
+    end: int  # index after its number and multiplier tokens
+    value: float  # as written, thousands applied ("4 bin" -> 4000)
+    raw: str
+    kilo: bool = False  # a thousand multiplier was written ("4k", "4 bin")
+    scale: Optional[str] = None  # "million" | "billion"
+    weak: bool = False  # only weak number words ("bir", "یک"): needs a counter or a count unit
+    counter: bool = False  # "۴ تا", "4 tane"
+    unit: Optional[str] = None
+    unit_end: Optional[int] = None
+    keyword: Optional[str] = None
+    per_example: bool = False
+
+    @property
+    def absolute(self) -> float:
+        return self.value * {None: 1.0, "million": 1e6, "billion": 1e9}[self.scale]
+
+
+@dataclass
+class _Tag:
+    category: str  # unlimited | method | gpu | keyword | unit | multiplier | counter
+    label: str
+    start: int
+    end: int
+
+
+_TABLE_ORDER = ("unlimited", "method", "gpu", "keyword", "unit", "multiplier", "counter")
+
+
+def _tables(lexicon: Lexicon):
+    return {
+        "unlimited": lexicon.unlimited, "method": lexicon.methods, "gpu": lexicon.gpu_names,
+        "keyword": lexicon.keywords, "unit": lexicon.units, "multiplier": lexicon.multipliers,
+        "counter": lexicon.counters,
+    }
+
+
+def _is_power_of_two(value: float) -> bool:
+    return value >= 1 and value == int(value) and (int(value) & (int(value) - 1)) == 0
+
+
+def _seq_len_value(q: _Quantity) -> int:
+    if q.kilo and q.scale is None:
+        thousands = q.value / 1000
+        if thousands == int(thousands) and _is_power_of_two(thousands):
+            return int(thousands) * 1024
+    return int(round(q.absolute))
+
+
+class _Parser:
+    def __init__(self, text: str, kb, expected: Optional[str], lexicon: Lexicon):
+        self.lexicon = lexicon
+        self.kb = kb
+        self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
+        tokens = apply_rewrites(tokenize(fold(text)), lexicon)
+        self.tokens: List[Token] = [replace(t, text=lexicon.model_families.get(t.text, t.text)) for t in tokens]
+        self.n = len(self.tokens)
+        self.consumed = [False] * self.n  # part of a model name or a quantity (number, multiplier, unit)
+        self.tags: List[Optional[_Tag]] = [None] * self.n
+        self.result: Dict[str, object] = {}
+        self.ambiguous: List[str] = []
+        self.model_at: Optional[int] = None
+        self.families: List[str] = []
+
+    # -- model names --------------------------------------------------------------------------------------
+
+    def find_model(self) -> None:
+        if self.kb is None:
+            return
+        names, sizes, _ = _model_index(self.kb)
+        texts = [t.text for t in self.tokens]
+        i = 0
+        while i < self.n:
+            for name in names:
+                length = len(name.words)
+                if tuple(texts[i:i + length]) == name.words and self._ends_cleanly(i + length):
+                    if len(name.words) == 1 and len(name.words[0]) <= 2 and self.tokens[i].glued:
+                        continue  # "yi" glued to something is not the model Yi
+                    self.result["model_id"] = name.preset_id
+                    self.result["model_size_b"] = name.size_b
+                    self.model_at = i
+                    for k in range(i, i + length):
+                        self.consumed[k] = True
+                    i += length
+                    break
+            else:
+                i += 1
+        family_words = set(self.lexicon.model_families.values())
+        self.families = [t.text for k, t in enumerate(self.tokens) if t.text in family_words and not self.consumed[k]]
+
+    def _ends_cleanly(self, end: int) -> bool:
+        """A name must not stop inside a number or a size: "llama 3" is not "llama 3.1", "qwen 7" not "qwen 72b"."""
+        if end >= self.n:
+            return True
+        nxt = self.tokens[end]
+        return not (nxt.glued and (nxt.is_number or self.tokens[end - 1].is_number and nxt.text in {"b", "m"}))
+
+    def _preset_for(self, family: str, size_b: float) -> Optional[str]:
+        names, sizes, representative = _model_index(self.kb)
+        size_word = f"{size_b:g}"
+        for name in names:
+            if name.words == (family, size_word, "b"):
+                return name.preset_id
+        candidates = [pid for pid, size in sizes.items() if size == size_b and pid.startswith(family)]
+        if representative.get(size_b) in candidates:
+            return representative[size_b]
+        return candidates[0] if candidates else None
+
+    # -- phrases ------------------------------------------------------------------------------------------
+
+    def tag_phrases(self) -> None:
+        tables = _tables(self.lexicon)
+        i = 0
+        while i < self.n:
+            if self.consumed[i]:
+                i += 1
+                continue
+            best_len, best = 0, None
+            for category in _TABLE_ORDER:
+                if self.tokens[i].is_number and category not in ("method", "gpu"):
+                    continue
+                length, label = tables[category].longest_at(self.tokens, i)
+                if length > best_len and not any(self.consumed[i:i + length]):
+                    best_len, best = length, _Tag(category, label, i, i + length)
+            if best is None:
+                i += 1
+                continue
+            for k in range(best.start, best.end):
+                self.tags[k] = best
+            i += best_len
+
+    def tag(self, index: int) -> Optional[_Tag]:
+        return self.tags[index] if 0 <= index < self.n else None
+
+    def is_tagged(self, index: int, category: str, label: Optional[str] = None) -> bool:
+        tag = self.tag(index)
+        return tag is not None and tag.category == category and (label is None or tag.label == label)
+
+    # -- numbers ------------------------------------------------------------------------------------------
+
+    def _number_word(self, index: int) -> Optional[float]:
+        if self.tags[index] is not None or self.consumed[index]:
+            return None
+        return self.lexicon.number_words.get(self.tokens[index].text)
+
+    def _compose_words(self, i: int) -> Tuple[float, int, bool, bool]:
+        """Value of the number words from ``i`` ("دو هزار و چهل و هشت", "yüz elli", "iki bin")."""
+        total, current, j = 0.0, 0.0, i
+        kilo, weak_only, last_was_number = False, True, False
+        while j < self.n:
+            value = self._number_word(j)
+            if value is not None:
+                if value == 100 and 0 < current < 10:
+                    current *= 100  # "iki yüz" = 200
+                else:
+                    current += value
+                weak_only = weak_only and self.tokens[j].text in self.lexicon.weak_number_words
+                last_was_number, j = True, j + 1
+                continue
+            text = self.tokens[j].text
+            if (text in self.lexicon.connectors and last_was_number and j + 1 < self.n
+                    and self._number_word(j + 1) is not None):
+                last_was_number, j = False, j + 1
+                continue
+            if self.is_tagged(j, "multiplier", "thousand") and last_was_number and not kilo:
+                total += max(current, 1) * 1000
+                current, kilo, weak_only, last_was_number = 0.0, True, False, True
+                j += 1
+                continue
+            break
+        return total + current, j, kilo, weak_only
+
+    def _starts_identifier(self, i: int) -> bool:
+        """Digits glued to a Latin word are part of a name ("a100", "llama3", "nf4"), not a quantity."""
+        token = self.tokens[i]
+        if not token.glued or i == 0:
+            return False
+        previous = self.tokens[i - 1]
+        return previous.is_latin_word and previous.text not in ("x",)
+
+    def find_quantities(self) -> List[_Quantity]:
+        quantities: List[_Quantity] = []
+        i = 0
+        while i < self.n:
+            token = self.tokens[i]
+            if self.consumed[i] or (self.tags[i] is not None and not self.is_tagged(i, "multiplier", "thousand")):
+                i += 1
+                continue
+            if token.is_number:
+                if self._starts_identifier(i):
+                    i += 1
+                    continue
+                values = parse_number(token.text)
+                if len(values) > 1:  # "8,16,32": a list nobody can map to one slot
+                    self.ambiguous.append(token.text)
+                    self.consumed[i] = True
+                    i += 1
+                    continue
+                q = _Quantity(first=i, end=i + 1, value=values[0], raw=token.text)
+            elif self._number_word(i) is not None:
+                value, end, kilo, weak = self._compose_words(i)
+                q = _Quantity(first=i, end=end, value=value, kilo=kilo, weak=weak,
+                              raw=" ".join(t.text for t in self.tokens[i:end]))
+            elif self.is_tagged(i, "multiplier", "thousand") and (i == 0 or not self.tokens[i - 1].is_number):
+                q = _Quantity(first=i, end=i, value=1.0, raw=token.text, weak=True)  # "bin örnek" = 1000
+            else:
+                i += 1
+                continue
+            self._read_multipliers(q)
+            self._read_unit(q)
+            for k in range(q.first, q.unit_end if q.unit_end is not None else q.end):
+                self.consumed[k] = True
+            quantities.append(q)
+            i = max(q.end, q.unit_end or 0, i + 1)
+        return quantities
+
+    def _read_multipliers(self, q: _Quantity) -> None:
+        j = q.end
+        while j < self.n and self.is_tagged(j, "multiplier"):
+            label = self.tags[j].label
+            if label == "thousand" and not q.kilo and q.scale is None:
+                q.value *= 1000
+                q.kilo = True
+            elif label in ("million", "billion") and q.scale is None:
+                q.scale = label
+            else:
+                break
+            q.weak = False
+            j += 1
+        q.end = j
+        q.raw = " ".join(t.text for t in self.tokens[q.first:q.end]) if q.end > q.first else q.raw
+
+    def _read_unit(self, q: _Quantity) -> None:
+        j = q.end
+        while j < self.n and self.is_tagged(j, "counter"):
+            q.counter = True
+            j += 1
+        tag = self.tag(j)
+        if tag is not None and tag.category == "unit":
+            q.unit, q.unit_end = tag.label, tag.end
+        elif tag is not None and tag.category == "gpu":
+            q.unit, q.unit_end = "gpus", tag.end
+        elif tag is not None and tag.category == "keyword" and tag.label == "seq_len":
+            q.unit, q.unit_end = "seq_len", tag.end  # "4096 context", "4k bağlam"
+        before = self.tag(q.first - 1)
+        if q.unit is None and q.first > 0 and self.tokens[q.first - 1].text == "%":
+            q.unit = "ignore"  # "%20"
+        elif q.unit is None and before is not None and before.category == "unit" and before.label in (
+                "usd", "try", "toman", "eur") and not self.tokens[q.first - 1].text.isalpha():
+            q.unit = before.label  # "$50", "₺500"
+        elif q.unit is None and before is not None and before.category == "counter" and self.tokens[
+                q.first - 1].text in ("x", "×"):
+            gpu_before = self.tag(before.start - 1)
+            if gpu_before is not None and gpu_before.category in ("gpu",) or (
+                    gpu_before is not None and gpu_before.label == "gpus"):
+                q.unit = "gpus"  # "A100 x 2"
+        if q.unit == "tokens":
+            q.per_example = self._per_example_after(q.unit_end)
+        q.keyword = self._keyword_before(q.first)
+
+    def _per_example_after(self, index: int) -> bool:
+        for k in range(index, min(index + 3, self.n)):
+            tag = self.tags[k]
+            if self.tokens[k].is_break:
+                return False
+            if tag is not None and tag.category == "keyword" and tag.label in ("per_example", "avg_tokens"):
+                return True
+        return False
+
+    _UNIT_AS_KEYWORD = {"examples": "examples", "epochs": "epochs", "gpus": "gpus", "usd": "budget_usd"}
+
+    def _keyword_before(self, first: int) -> Optional[str]:
+        k = first - 1
+        steps = 0
+        while k >= 0 and steps < 3:
+            token, tag = self.tokens[k], self.tags[k]
+            if token.is_break or token.is_number or self.consumed[k]:
+                return None
+            if tag is not None:
+                if tag.category == "keyword":
+                    return tag.label
+                if tag.category == "unit" and tag.label in self._UNIT_AS_KEYWORD:
+                    return self._UNIT_AS_KEYWORD[tag.label]
+                k = tag.start - 1
+            else:
+                k -= 1
+            steps += 1
+        return None
+
+    # -- meaning of one quantity --------------------------------------------------------------------------
+
+    def classify(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
+        unit, value = q.unit, q.absolute
+        if q.weak and not q.counter and unit in (None, "examples", "params", "ignore"):
+            return "skip", None  # "bir örnek" is "an example", "یک مدل" "a model"
+        if unit in ("try", "toman", "eur"):
+            return "currency_note", unit
+        if unit == "usd":
+            return "budget_usd", value
+        if unit == "ignore" or q.keyword == "ignore":
+            return "skip", None
+        if unit == "tokens":
+            if q.keyword in ("avg_tokens", "per_example") or q.per_example:
+                return "avg_tokens", int(round(value))
+            if q.keyword == "total_tokens" or q.scale is not None or value > MAX_PLAUSIBLE_SEQ_LEN:
+                return "total_tokens", int(round(value))
+            return "seq_len", _seq_len_value(q)
+        if unit == "seq_len":
+            return "seq_len", _seq_len_value(q)
+        if unit == "examples":
+            return "examples", int(round(value))
+        if unit == "epochs":
+            return "epochs", q.value
+        if unit == "gpus":
+            return "gpus", int(round(value))
+        if q.scale == "billion":
+            return "model_size_b", q.value
+        if q.scale == "million" and unit == "params":
+            return "model_size_b", q.value / 1000  # "500M parameters" = 0.5B
+        if unit == "params":
+            return ("model_size_b", value / 1e9) if value >= 1e8 else ("ambiguous", q.raw)
+        keyword = q.keyword
+        if keyword in ("seq_len", "examples", "epochs", "gpus", "avg_tokens", "total_tokens"):
+            return keyword, _seq_len_value(q) if keyword == "seq_len" else value
+        if keyword == "budget_usd":
+            return ("budget_usd", value) if value < MAX_UNMARKED_BUDGET_USD else ("ambiguous", q.raw)
+        if keyword == "per_example":
+            return "avg_tokens", value
+        if expected is not None:
+            return self._as_expected(q, expected)
+        if q.scale is None and (
+                _is_power_of_two(value) and POWER_OF_TWO_SEQ_RANGE[0] <= value <= POWER_OF_TWO_SEQ_RANGE[1]
+                or q.kilo and _seq_len_value(q) != int(value)):
+            return "seq_len", _seq_len_value(q)
+        return "ambiguous", q.raw
+
+    def _as_expected(self, q: _Quantity, expected: str) -> Tuple[str, object]:
+        value = q.absolute
+        if expected == "model_size_b":
+            if q.scale == "million":
+                return "model_size_b", q.value / 1000
+            return ("model_size_b", q.value) if not q.kilo else ("ambiguous", q.raw)
+        if expected == "seq_len":
+            return "seq_len", _seq_len_value(q)
+        if expected == "budget_usd":
+            return ("budget_usd", value) if value < MAX_UNMARKED_BUDGET_USD else ("ambiguous", q.raw)
+        if expected in ("examples", "avg_tokens", "total_tokens", "epochs", "gpus"):
+            return expected, value
+        return "ambiguous", q.raw
+
+    # -- whole message -------------------------------------------------------------------------------------
+
+    def run(self) -> ParsedValues:
+        self.find_model()
+        self.tag_phrases()
+        quantities = self.find_quantities()
+        expected_left = self.expected
+        explicit_size: Optional[Tuple[int, float]] = None
+        for q in quantities:
+            slot, value = self.classify(q, expected_left)
+            if slot == "skip":
+                continue
+            if slot == "ambiguous":
+                self.ambiguous.append(str(value))
+                continue
+            if not self._valid(slot, value):
+                self.ambiguous.append(q.raw)
+                continue
+            if slot == expected_left:
+                expected_left = None  # only one bare number answers the question
+            if slot == "model_size_b":
+                explicit_size = (q.first, float(value))
+            self.result[slot] = value
+        self._settle_model(explicit_size)
+        self._find_method()
+        if any(tag is not None and tag.category == "unlimited" for tag in self.tags):
+            self.result["budget_unlimited"] = True
+        values = {k: self._typed(k, v) for k, v in self.result.items()}
+        return ParsedValues(ambiguous=self.ambiguous, **values)
+
+    @staticmethod
+    def _typed(slot: str, value):
+        if slot in ("seq_len", "examples", "avg_tokens", "total_tokens", "gpus"):
+            return int(round(value))
+        if slot in ("model_size_b", "budget_usd", "epochs"):
+            return float(value)
+        return value
+
+    @staticmethod
+    def _valid(slot: str, value) -> bool:
+        if slot == "currency_note":
+            return True
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            return False
+        limits = {"seq_len": (MIN_SEQ_LEN, MAX_SEQ_LEN), "model_size_b": (0.01, MAX_MODEL_SIZE_B),
+                  "gpus": (1, MAX_GPUS), "epochs": (0.01, MAX_EPOCHS)}
+        if slot in limits:
+            low, high = limits[slot]
+            if not low <= value <= high:
+                return False
+        if slot in ("gpus", "examples", "seq_len", "avg_tokens", "total_tokens") and value != int(value):
+            return False
+        return True
+
+    def _settle_model(self, explicit_size: Optional[Tuple[int, float]]) -> None:
+        """Combine a family word with a separately written size, and let a later size override a named model."""
+        if self.kb is None:
+            return
+        model_id = self.result.get("model_id")
+        if explicit_size is None:
+            return
+        position, size = explicit_size
+        if model_id is None:
+            for family in self.families:
+                preset = self._preset_for(family, size)
+                if preset:
+                    self.result["model_id"] = preset
+                    return
+            return
+        _, sizes, _ = _model_index(self.kb)
+        if sizes.get(model_id) != size and self.model_at is not None and position > self.model_at:
+            family = model_id.split("-")[0].rstrip("0123456789.")
+            self.result["model_id"] = self._preset_for(family, size)
+            if self.result["model_id"] is None:
+                del self.result["model_id"]
+
+    def _find_method(self) -> None:
+        chosen: Optional[str] = None
+        seen_starts = set()
+        for tag in self.tags:
+            if tag is None or tag.category != "method" or tag.start in seen_starts:
+                continue
+            seen_starts.add(tag.start)
+            if tag.label == "full_weak" and not self._weak_full_supported(tag):
+                continue
+            chosen = {"full_strong": "full", "full_weak": "full"}.get(tag.label, tag.label)
+        if chosen:
+            self.result["method"] = chosen
+
+    def _weak_full_supported(self, tag: _Tag) -> bool:
+        nxt = self.tokens[tag.end] if tag.end < self.n else None
+        prev = self.tokens[tag.start - 1] if tag.start > 0 else None
+        if nxt is not None and (nxt.is_number or nxt.text in self.lexicon.full_weak_blockers_after):
+            return False
+        if prev is not None and prev.text in self.lexicon.full_weak_blockers_before:
+            return False
+        if self.expected == "method" or "model_id" in self.result or "model_size_b" in self.result:
+            return True
+        for k in range(max(0, tag.start - 3), min(self.n, tag.end + 3)):
+            if not tag.start <= k < tag.end and self.lexicon.method_context.any_at(self.tokens, k):
+                return True
+        content = [t for t in self.tokens if not t.is_break]
+        return len(content) <= 3
+
+
+def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Optional[Lexicon] = None
+                 ) -> ParsedValues:
+    """Read model, size, method, sequence length, budget and data volume from one chat message.
+
+    ``kb``: the knowledge base whose model presets are recognised (default: ``bot.knowledge.load_knowledge()``).
+    ``expected``: the slot the bot just asked for ("seq_len", "model_size_b", "budget_usd", "method", ...), so a
+    bare number answering that question is taken for it.
+    """
+    if not text or not text.strip():
+        return ParsedValues()
+    return _Parser(text, kb if kb is not None else _default_kb(), expected, lexicon or load_lexicon()).run()

@@ -1,0 +1,68 @@
+"""detect_language(): fa for Arabic script, tr/en for Latin text by letters and words, None without a signal."""
+import pytest
+
+from bot.language import detect_language
+from bot.numbers import load_lexicon
+
+CASES = [
+    # Persian, with and without English terms, Arabic letters and digits
+    ("سلام", "fa"),
+    ("میخوام llama 8b رو با qlora فاین تیون کنم، ۲۰۴۸ توکن", "fa"),
+    ("llama 8b رو با qlora", "fa"),
+    ("با ۴۰۹۶ توکن چی؟", "fa"),
+    ("كم GPU لازم دارم", "fa"),
+    ("QLoRA چیه؟", "fa"),
+    ("مرسی", "fa"),
+    ("7B لورا", "fa"),
+    # Turkish, with and without diacritics
+    ("merhaba", "tr"),
+    ("Merhaba, yardım eder misiniz?", "tr"),
+    ("70 milyarlık modeli tam ince ayar yapsam kaç GPU lazım?", "tr"),
+    ("LoRA olursa?", "tr"),
+    ("bütçem aslında 100 dolar", "tr"),
+    ("butce 100 dolar", "tr"),
+    ("kac gpu lazim", "tr"),
+    ("kaç GPU lazım", "tr"),
+    ("tesekkurler", "tr"),
+    ("Teşekkürler!", "tr"),
+    ("İyi günler", "tr"),
+    ("A100 mü H100 mü?", "tr"),
+    ("llama 8b için ne kadar VRAM gerekiyor", "tr"),
+    ("qwen 14b sığar mı", "tr"),
+    ("selam", "tr"),
+    ("fiyatlar KDV dahil mi", "tr"),
+    ("bir insanla görüşmek istiyorum", "tr"),
+    ("yetmis milyarlik model", "tr"),
+    ("ŞİMDİ", "tr"),
+    # English
+    ("hello", "en"),
+    ("hi there", "en"),
+    ("how much does it cost", "en"),
+    ("which gpu do I need for llama 8b", "en"),
+    ("thanks", "en"),
+    ("I want to fine-tune mistral with QLoRA", "en"),
+    ("what is the cheapest card", "en"),
+    # no signal
+    ("7B QLoRA 4096", None),
+    ("4096", None),
+    ("llama 8b", None),
+    ("A100", None),
+    ("😀👍", None),
+    ("/greet", None),
+    ("/start web-42", None),
+    ('/inform{"language":"tr"}', None),
+    ("", None),
+    ("   ", None),
+    ("?!", None),
+    ("$50", None),
+]
+
+
+@pytest.mark.parametrize("text, expected", CASES)
+def test_detect_language(text, expected):
+    assert detect_language(text) == expected
+
+
+def test_word_lists_do_not_overlap():
+    lexicon = load_lexicon()
+    assert not lexicon.tr_words & lexicon.en_words

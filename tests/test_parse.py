@@ -1,0 +1,98 @@
+"""parse_values(): the YAML tables in tests/data/parse_cases_{fa,tr}.yml, plus the rules they rely on.
+
+Each table row: ``text``, ``expect`` (every value the message gives - a value not listed must be None),
+optional ``expected`` (the slot the bot just asked for) and ``ambiguous`` (numbers it must not guess).
+"""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.knowledge import load_knowledge
+from bot.parse import ParsedValues, parse_values
+
+DATA = Path(__file__).parent / "data"
+
+
+def _cases(lang):
+    rows = yaml.safe_load((DATA / f"parse_cases_{lang}.yml").read_text(encoding="utf-8"))
+    return [pytest.param(row, id=f"{lang}-{index}-{row['text'][:40]}") for index, row in enumerate(rows)]
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return load_knowledge()
+
+
+@pytest.mark.parametrize("row", _cases("fa") + _cases("tr"))
+def test_table(row, kb):
+    parsed = parse_values(row["text"], kb=kb, expected=row.get("expected"))
+    expect = dict(row.get("expect") or {})
+    assert parsed.found() == expect
+    assert parsed.ambiguous == row.get("ambiguous", [])
+
+
+
+
+def test_table_rows_are_well_formed():
+    fields = set(ParsedValues.__fields__) - {"ambiguous"}
+    for lang in ("fa", "tr"):
+        rows = yaml.safe_load((DATA / f"parse_cases_{lang}.yml").read_text(encoding="utf-8"))
+        assert len(rows) >= 100, lang
+        for row in rows:
+            assert set(row) <= {"text", "expect", "expected", "ambiguous"}, row
+            assert set(row.get("expect") or {}) <= fields, row
+
+
+def test_every_value_is_none_when_absent(kb):
+    parsed = parse_values("سلام، خوبی؟", kb=kb)
+    assert parsed == ParsedValues()
+    assert all(value is None for key, value in parsed.dict().items() if key != "ambiguous")
+
+
+def test_empty_text(kb):
+    assert parse_values("", kb=kb) == ParsedValues()
+    assert parse_values("   ", kb=kb) == ParsedValues()
+
+
+def test_bare_number_follows_the_question(kb):
+    assert parse_values("8", kb=kb).found() == {}
+    assert parse_values("8", kb=kb).ambiguous == ["8"]
+    assert parse_values("8", kb=kb, expected="model_size_b").found() == {"model_size_b": 8.0}
+    assert parse_values("8", kb=kb, expected="gpus").found() == {"gpus": 8}
+    assert parse_values("8", kb=kb, expected="epochs").found() == {"epochs": 8.0}
+    assert parse_values("4096", kb=kb, expected="seq_len").found() == {"seq_len": 4096}
+    assert parse_values("3", kb=kb, expected="seq_len").ambiguous == ["3"]  # no sequence is 3 tokens long
+
+
+def test_only_one_bare_number_answers_the_question(kb):
+    parsed = parse_values("13 یا 70", kb=kb, expected="model_size_b")
+    assert parsed.model_size_b == 13.0
+    assert parsed.ambiguous == ["70"]
+
+
+def test_local_currency_is_not_taken_as_dollars(kb):
+    for text, note in [("500 TL", "try"), ("bütçem 2000 lira", "try"), ("₺750", "try"),
+                       ("۵۰۰ هزار تومن", "toman"), ("بودجم ۲ میلیون تومانه", "toman"), ("۱۰۰ هزار ریال", "toman")]:
+        parsed = parse_values(text, kb=kb)
+        assert parsed.budget_usd is None, text
+        assert parsed.currency_note == note, text
+
+
+def test_model_names_come_from_the_knowledge_base(kb):
+    for preset in kb.models:
+        assert parse_values(preset.id, kb=kb).model_id == preset.id
+        assert parse_values(f"{preset.display} ile QLoRA", kb=kb).model_id == preset.id
+        for alias in preset.aliases:
+            assert parse_values(f"میخوام {alias} رو فاین تیون کنم", kb=kb).model_id in {
+                p.id for p in kb.models if alias in [p.id, p.display, *p.aliases]}, alias
+
+
+def test_a_later_size_replaces_the_named_model(kb):
+    parsed = parse_values("llama 8b değil, 70b olsun", kb=kb)
+    assert parsed.model_size_b == 70.0
+    assert parsed.model_id is not None and kb.model(parsed.model_id).size_b == 70.0
+
+
+def test_default_knowledge_base_is_loaded():
+    assert parse_values("llama 8b").model_id == "llama-3.1-8b"
