@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bot.channels.telegram_api import (
     MAX_CALLBACK_BYTES,
@@ -33,7 +34,8 @@ TOKEN = "123456:TEST-token_abc"
 SECRET = "webhook-secret_42"
 PERSIAN = re.compile(r"[\u0600-\u06FF]")
 TURKISH_ONLY = re.compile(r"[çğışöüÇĞİŞÖÜ]")
-TELEGRAM_CREDENTIALS = {"rest": None, "bot.channels.telegram.TelegramInput": None}
+# The file `make run` uses when TELEGRAM_TOKEN is set (REST + socket.io + our Telegram channel).
+TELEGRAM_CREDENTIALS = yaml.safe_load((ROOT / "credentials.telegram.yml").read_text())
 _update_ids = itertools.count(10_000)
 
 

@@ -1,0 +1,242 @@
+"""The website widget in a real browser: Debian's headless Chromium driven by Playwright, against the real webapp,
+Rasa (socket.io with session persistence, our SocketIOInput) and action servers.
+
+Screenshots go to test-artifacts/ (every run) and docs/img/widget-{fa,tr}.png (the README's pictures).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.servers import ROOT, free_port, start_action_server, start_rasa_server, wait_http
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "test-artifacts"
+README_IMAGES = ROOT / "docs" / "img"
+PERSIAN = re.compile(r"[\u0600-\u06FF]")
+PHONE = {"width": 390, "height": 844}
+SOCKETIO_CREDENTIALS = {
+    "rest": None,
+    "bot.channels.socketio.SocketIOInput": {"user_message_evt": "user_uttered", "bot_message_evt": "bot_uttered",
+                                            "session_persistence": True},
+}
+MAX_FORM_TURNS = 5
+
+
+@pytest.fixture(scope="module")
+def site(rasa_model, tmp_path_factory):
+    """webapp + action server + Rasa, wired so that chart URLs point at this webapp."""
+    chart_dir = tmp_path_factory.mktemp("charts")
+    web_port = free_port()
+    web_url = f"http://127.0.0.1:{web_port}"
+    env = {"ADVISOR_PUBLIC_URL": web_url, "ADVISOR_CHART_DIR": str(chart_dir)}
+    actions = start_action_server(env=env)
+    rasa = start_rasa_server(actions.port, credentials=SOCKETIO_CREDENTIALS, env=env)
+    log = open(ARTIFACTS / "logs" / f"webapp-{web_port}.log", "w")
+    webapp = subprocess.Popen([sys.executable, "-m", "bot.webapp", "--host", "127.0.0.1", "--port", str(web_port)],
+                              cwd=ROOT, env={**os.environ, **env, "ADVISOR_SOCKET_URL": rasa.url},
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_http(f"{web_url}/", 30, webapp)
+        yield {"url": web_url, "rasa": rasa}
+    finally:
+        webapp.terminate()
+        webapp.wait(10)
+        rasa.stop()
+        actions.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (Playwright's own download fails here)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport=PHONE, device_scale_factor=1)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page
+    context.close()
+    assert errors == [], errors
+
+
+def bot_rows(page) -> int:
+    return page.locator(".gpa-row--bot").count()
+
+
+def wait_for_bot(page, before: int, timeout_s: float = 60) -> None:
+    """Wait for at least one new bot message, then for the rest of the turn (no new message for 1.5 s)."""
+    page.wait_for_function(f"document.querySelectorAll('.gpa-row--bot').length > {before}",
+                           timeout=timeout_s * 1000)
+    count, stable_since = bot_rows(page), time.monotonic()
+    while time.monotonic() - stable_since < 1.5:
+        time.sleep(0.25)
+        now = bot_rows(page)
+        if now != count:
+            count, stable_since = now, time.monotonic()
+
+
+def type_message(page, text: str) -> None:
+    before = bot_rows(page)
+    page.fill(".gpa-input", text)
+    page.keyboard.press("Enter")
+    wait_for_bot(page, before)
+
+
+def click_first_button(page) -> str:
+    button = page.locator(".gpa-button:enabled").first
+    title = button.inner_text()
+    before = bot_rows(page)
+    button.click()
+    wait_for_bot(page, before)
+    return title
+
+
+def direction(page, locator) -> str:
+    return locator.evaluate("el => getComputedStyle(el).direction")
+
+
+def estimate_until_chart(page, request_text: str) -> None:
+    type_message(page, request_text)
+    for _ in range(MAX_FORM_TURNS):
+        if page.locator(".gpa-image").count():
+            break
+        click_first_button(page)  # a remaining form question: take the first offered answer
+    chart = page.locator(".gpa-image").last
+    chart.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=chart.element_handle(),
+                           timeout=20000)
+
+
+def save_screenshot(page, name: str) -> None:
+    (ARTIFACTS).mkdir(parents=True, exist_ok=True)
+    README_IMAGES.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    shutil.copyfile(path, README_IMAGES / f"{name}.png")
+
+
+def history_snapshot(page):
+    return page.evaluate("""() => Array.from(document.querySelectorAll('.gpa-bubble')).map(b => ({
+        who: b.classList.contains('gpa-bubble--user') ? 'user' : 'bot',
+        text: (b.querySelector('.gpa-text') || {}).textContent || '',
+        image: !!b.querySelector('.gpa-image')}))""")
+
+
+def test_persian_estimate_conversation(site, page):
+    page.goto(f"{site['url']}/?lang=fa")
+    wait_for_bot(page, 0)
+    greeting = page.locator(".gpa-row--bot .gpa-text").first
+    assert PERSIAN.search(greeting.inner_text())
+    assert direction(page, greeting) == "rtl"
+    assert page.locator(".gpa-button:enabled").count() >= 1, "the greeting offers quick replies"
+
+    title = click_first_button(page)
+    assert page.locator(".gpa-row--user .gpa-text").last.inner_text() == title, "a button shows its title"
+    estimate_until_chart(page, "Llama 3.1 8B با QLoRA و طول توالی ۲۰۴۸ توکن، بودجه ۵۰ دلار")
+
+    answers = [t for t in page.locator(".gpa-row--bot .gpa-text").all_inner_texts() if "GB" in t]
+    assert answers and PERSIAN.search(answers[-1]), "the estimate answer is Persian and names GB"
+    answer = page.locator(".gpa-row--bot .gpa-text", has_text="GB").last
+    assert direction(page, answer) == "rtl"
+    # Latin names and numbers inside Persian text are isolated runs, so "8B" or "24 GB" keep their order.
+    assert answer.locator("bdi").count() >= 1
+    save_screenshot(page, "widget-fa")
+
+
+def test_turkish_conversation_survives_a_reload(site, page):
+    page.goto(f"{site['url']}/?lang=tr")
+    wait_for_bot(page, 0)
+    greeting = page.locator(".gpa-row--bot .gpa-text").first
+    assert not PERSIAN.search(greeting.inner_text()) and re.search(r"[ğışçöüİ]", greeting.inner_text())
+    assert direction(page, greeting) == "ltr"
+    assert page.get_attribute(".gpa", "dir") == "ltr"
+
+    estimate_until_chart(page, "Mistral 7B modelini LoRA ile 4096 token uzunlukla eğitmek istiyorum, bütçem 100 dolar")
+    answer = page.locator(".gpa-row--bot .gpa-text", has_text="GB").last
+    assert not PERSIAN.search(answer.inner_text()) and direction(page, answer) == "ltr"
+    save_screenshot(page, "widget-tr")
+
+    before = history_snapshot(page)
+    session_id = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")
+    page.reload()
+    page.wait_for_selector(".gpa-bubble")
+    assert history_snapshot(page) == before
+    assert page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))") == session_id
+    page.wait_for_selector(".gpa[data-connection='connected']")
+
+    # The same conversation continues after the reload (same session id, same language).
+    type_message(page, "Teşekkürler!")
+    assert not PERSIAN.search(page.locator(".gpa-row--bot .gpa-text").last.inner_text())
+    page.screenshot(path=str(ARTIFACTS / "widget-tr-after-reload.png"))
+
+
+def test_bot_text_is_rendered_as_text_never_as_html(site, page):
+    page.goto(f"{site['url']}/?lang=fa")
+    wait_for_bot(page, 0)
+    page.wait_for_selector(".gpa[data-connection='connected']")
+    session_id = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")
+    hostile = ('<script>window.__pwned = "script"</script><img src=x onerror="window.__pwned=\'img\'">'
+               ' <b>bold</b> <a href="javascript:alert(1)">link</a>')
+    # A staff reply pushed through the Rasa HTTP API travels the same socket.io path as any bot message.
+    token = site["rasa"].extra["auth_token"]
+    request = urllib.request.Request(
+        f"{site['rasa'].url}/conversations/{session_id}/tracker/events"
+        f"?output_channel=socketio&execute_side_effects=true&token={token}",
+        data=json.dumps([{"event": "bot", "text": hostile}]).encode(), headers={"Content-Type": "application/json"})
+    before = bot_rows(page)
+    with urllib.request.urlopen(request, timeout=30) as resp:
+        assert resp.status == 200
+    wait_for_bot(page, before)
+    bubble = page.locator(".gpa-row--bot .gpa-text").last
+    assert bubble.inner_text() == hostile
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator(".gpa-log script, .gpa-log b, .gpa-log a, .gpa-log img:not(.gpa-image)").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "widget-text-not-html.png"))
+
+
+def test_widget_is_keyboard_and_screen_reader_usable(site, page):
+    page.goto(f"{site['url']}/?lang=tr")
+    wait_for_bot(page, 0)
+    log = page.locator(".gpa-log")
+    assert log.get_attribute("role") == "log" and log.get_attribute("aria-live") == "polite"
+    field_id = page.get_attribute(".gpa-input", "id")
+    assert page.locator(f"label[for='{field_id}']").inner_text().strip()
+    # Keyboard only: Tab reaches a quick reply, Enter presses it.
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.classList.contains('gpa-button')"):
+            break
+    assert page.evaluate("document.activeElement.classList.contains('gpa-button')")
+    before = bot_rows(page)
+    page.keyboard.press("Enter")
+    wait_for_bot(page, before)
+    # Usable at phone width: nothing overflows horizontally.
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_embed_needs_one_element_and_one_script(site, page):
+    page.goto(f"{site['url']}/demo.html")
+    wait_for_bot(page, 0)
+    assert page.locator("script[src$='widget.js']").count() == 1
+    assert page.locator("#gpu-advisor-chat .gpa-log").count() == 1
