@@ -171,11 +171,31 @@ def _build_plan(req: AdviceRequest, preset: ModelPreset) -> TrainingPlan:
 
 
 def advise(req: AdviceRequest, kb: Optional[Knowledge] = None) -> Advice:
+    """The complete advice for one request (see the module docstring)."""
     kb = kb or load_knowledge()
     validate(req)
     resolved = _resolve(req, kb)
-    preset = resolved.preset
-    plan = _build_plan(req, preset)
+    plan = _build_plan(req, resolved.preset)
+    return advise_plan(plan, req, kb, preset=resolved.preset, by_size=resolved.by_size,
+                       requested_size_b=resolved.requested_size_b)
+
+
+def preset_for_arch(arch, kb: Knowledge) -> ModelPreset:
+    """The catalogue preset with exactly this architecture, or an ad-hoc one for a custom model."""
+    for preset in kb.models:
+        if preset.arch == arch:
+            return preset
+    return ModelPreset(id="custom", display=arch.name, size_b=round(arch.params / 1e9, 2), source="plan file",
+                       aliases=[], arch=arch, shape={})
+
+
+def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] = None, *,
+                preset: Optional[ModelPreset] = None, by_size: bool = False,
+                requested_size_b: Optional[float] = None) -> Advice:
+    """Advice for an explicit plan (a plan file, or the plan :func:`advise` built). ``req`` supplies the budget,
+    the volume and the user's wording; its model/method/seq_len are informational here."""
+    kb = kb or load_knowledge()
+    preset = preset or preset_for_arch(plan.model, kb)
     estimate = estimate_memory(plan)
     vat = kb.pricing.vat_rate
     volume = compute_volume(req.total_tokens, req.examples, req.avg_tokens, req.epochs)
@@ -198,9 +218,9 @@ def advise(req: AdviceRequest, kb: Optional[Knowledge] = None) -> Advice:
         data["precision"] = "bf16"
         pure_bf16 = estimate_memory(TrainingPlan(**data))
 
-    assumptions = _assumptions(req, plan, resolved.by_size, volume)
+    assumptions = _assumptions(req, plan, by_size, volume)
     verdict = recommend.budget_verdict(budget, req.budget_unlimited, cards, multi)
-    return Advice(request=req, preset=preset, by_size=resolved.by_size, requested_size_b=resolved.requested_size_b,
+    return Advice(request=req, preset=preset, by_size=by_size, requested_size_b=requested_size_b,
                   plan=plan, estimate=estimate, pure_bf16_estimate=pure_bf16, cards=cards, best=best,
                   best_value=best_value, multi_gpu=multi, multi_gpu_counts_tried=counts,
                   needs_quote=not fitting or plan.gpus > 1,
@@ -213,14 +233,15 @@ def _assumptions(req: AdviceRequest, plan: TrainingPlan, by_size: bool, volume: 
     codes = []
     if by_size:
         codes.append("preset_by_size")
-    if plan.method != "full" and req.lora_rank is None:
+    if plan.method != "full" and req.lora_rank is None and plan.lora is not None and plan.lora.targets == "all_linear":
         codes.append("default_lora")
-    if req.micro_batch is None:
+    if req.micro_batch is None and plan.micro_batch == 1:
         codes.append("micro_batch_1")
-    codes.append("checkpointing_on")
-    if plan.method == "full":
+    if plan.gradient_checkpointing:
+        codes.append("checkpointing_on")
+    if plan.method == "full" and plan.precision == "mixed":
         codes.append("full_mixed_precision")
-    if plan.gpus > 1:
+    if plan.gpus > 1 and plan.sharding == "zero3":
         codes.append("multi_gpu_zero3")
     if volume is not None and req.epochs is None:
         codes.append("one_epoch")

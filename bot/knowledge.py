@@ -278,7 +278,8 @@ def _read_yaml(path: Path) -> Any:
 
     try:
         with path.open(encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+            # libyaml's loader parses the knowledge files ~10x faster (CLI start-up budget 0.5 s).
+            return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except FileNotFoundError:
         raise KnowledgeError(path.name, "-", "file not found") from None
     except yaml.YAMLError as exc:
