@@ -3,6 +3,7 @@
 Rules, in order:
   * empty text, a button payload or command ("/greet", "/start abc") -> None;
   * any Arabic-script letter -> "fa" (the bot serves Persian; "llama 8b رو با qlora" is Persian with English terms);
+  * Persian typed in Latin letters ("Finglish": "salam", "mikham llama ro ba qlora") counts for "fa";
   * Latin text: a Turkish-only letter (ğ ş ı İ) counts strongly for Turkish, ç ö ü a little; then each word is
     looked up in the Turkish and English word lists of knowledge/lexicon.yml (Turkish also typed without
     diacritics: "butce", "kac gpu lazim"), Turkish stems match word beginnings and long words with Turkish-only
@@ -40,9 +41,11 @@ def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> O
     lexicon = lexicon or load_lexicon()
     tr_score = STRONG_LETTER_SCORE * any(ch in _STRONG_TURKISH for ch in text)
     tr_score += WEAK_LETTER_SCORE * any(ch in _WEAK_TURKISH for ch in text)
-    en_score = 0.0
+    en_score = fa_score = 0.0
     for word in _LATIN_WORD_RE.findall(fold(text)):
-        if word in lexicon.en_words or word.startswith(lexicon.en_stems):
+        if word in lexicon.fa_latin_words:
+            fa_score += 1
+        elif word in lexicon.en_words or word.startswith(lexicon.en_stems):
             en_score += 1
         elif word in lexicon.tr_words:
             tr_score += 1
@@ -50,8 +53,7 @@ def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> O
             tr_score += 1
         elif len(word) >= MIN_SUFFIX_WORD_LENGTH and word.endswith(lexicon.tr_suffixes):
             tr_score += 1
-    if tr_score > en_score:
-        return "tr"
-    if en_score > tr_score:
-        return "en"
-    return None
+    scores = {"fa": fa_score, "tr": tr_score, "en": en_score}
+    best = max(scores.values())
+    winners = [lang for lang, score in scores.items() if score == best]
+    return winners[0] if best > 0 and len(winners) == 1 else None

@@ -146,6 +146,8 @@ class PhraseTable:
 class Lexicon:
     number_words: Dict[str, float]
     weak_number_words: set
+    never_alone_numbers: set
+    model_words: Tuple[str, ...]
     connectors: set
     multipliers: PhraseTable  # labels: thousand, million, billion
     counters: PhraseTable
@@ -163,6 +165,7 @@ class Lexicon:
     tr_stems: Tuple[str, ...]
     tr_suffixes: Tuple[str, ...]
     en_words: set
+    fa_latin_words: set
     en_stems: Tuple[str, ...]
 
 
@@ -195,6 +198,8 @@ def load_lexicon(path: str | None = None) -> Lexicon:
     return Lexicon(
         number_words=number_words,
         weak_number_words={_folded_word(w) for w in data["weak_number_words"]},
+        never_alone_numbers={_folded_word(w) for w in data["never_alone_numbers"]},
+        model_words=tuple(_folded_word(w) for w in data["model_words"]),
         connectors={_folded_word(w) for w in data["number_connectors"]},
         multipliers=_table(data["multipliers"]),
         counters=_table({"counter": data["counter_words"]}),
@@ -212,6 +217,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         tr_stems=tuple(_folded_word(w.rstrip("*")) for w in language["tr_stems"]),
         tr_suffixes=tuple(sorted({_folded_word(s) for s in language["tr_suffixes"]})),
         en_words={_folded_word(w) for w in language["en_words"]},
+        fa_latin_words={_folded_word(w) for w in language["fa_latin_words"]},
         en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
     )
 

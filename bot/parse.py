@@ -20,6 +20,7 @@ How a number is read:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Literal, Optional, Sequence, Tuple
 
@@ -158,12 +159,20 @@ def _seq_len_value(q: _Quantity) -> int:
     return int(round(q.absolute))
 
 
+_COUNT_TIMES_NAME_RE = re.compile(r"(\d)\s*[x×](?=[a-z])")
+
+
+def _split_gpu_count(folded: str) -> str:
+    """ "8xh100" -> "8 x h100": the letter run "xh" would otherwise hide both the counter and the GPU name."""
+    return _COUNT_TIMES_NAME_RE.sub(r"\1 x ", folded)
+
+
 class _Parser:
     def __init__(self, text: str, kb, expected: Optional[str], lexicon: Lexicon):
         self.lexicon = lexicon
         self.kb = kb
         self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
-        tokens = apply_rewrites(tokenize(fold(text)), lexicon)
+        tokens = apply_rewrites(tokenize(_split_gpu_count(fold(text))), lexicon)
         self.tokens: List[Token] = [replace(t, text=lexicon.model_families.get(t.text, t.text)) for t in tokens]
         self.n = len(self.tokens)
         self.consumed = [False] * self.n  # part of a model name or a quantity (number, multiplier, unit)
@@ -378,7 +387,9 @@ class _Parser:
                 return True
         return False
 
-    _UNIT_AS_KEYWORD = {"examples": "examples", "epochs": "epochs", "gpus": "gpus", "usd": "budget_usd"}
+    # A unit word written before a number works as a keyword ("GPU: 4", "epoch 3", "ساعت ۳" is a time of day).
+    _UNIT_AS_KEYWORD = {"examples": "examples", "epochs": "epochs", "gpus": "gpus", "usd": "budget_usd",
+                        "ignore": "ignore"}
 
     def _keyword_before(self, first: int) -> Optional[str]:
         k = first - 1
@@ -403,7 +414,8 @@ class _Parser:
     def classify(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
         unit, value = q.unit, q.absolute
         if q.weak and not q.counter and unit in (None, "examples", "params", "ignore"):
-            return "skip", None  # "bir örnek" is "an example", "یک مدل" "a model"
+            if not (unit is None and expected is not None and self._is_whole_answer(q)):
+                return "skip", None  # "bir örnek" is "an example", "یک مدل" "a model", "نه" is "no"
         if unit in ("try", "toman", "eur"):
             return "currency_note", unit
         if unit == "usd":
@@ -426,8 +438,8 @@ class _Parser:
             return "gpus", int(round(value))
         if q.scale == "billion":
             return "model_size_b", q.value
-        if q.scale == "million" and unit == "params":
-            return "model_size_b", q.value / 1000  # "500M parameters" = 0.5B
+        if q.scale == "million" and (unit == "params" or unit is None and self._model_word_near(q)):
+            return "model_size_b", q.value / 1000  # "500M parameters", "مدل ۵۰۰ میلیونی" = 0.5B
         if unit == "params":
             return ("model_size_b", value / 1e9) if value >= 1e8 else ("ambiguous", q.raw)
         keyword = q.keyword
@@ -444,6 +456,16 @@ class _Parser:
                 or q.kilo and _seq_len_value(q) != int(value)):
             return "seq_len", _seq_len_value(q)
         return "ambiguous", q.raw
+
+    def _is_whole_answer(self, q: _Quantity) -> bool:
+        """The message is just this number ("yüz", "bir", "هشت"), so it answers the question the bot asked."""
+        content = [t for t in self.tokens if not t.is_break]
+        words = {t.text for t in self.tokens[q.first:q.end]}
+        return len(content) == q.end - q.first and not words & self.lexicon.never_alone_numbers
+
+    def _model_word_near(self, q: _Quantity) -> bool:
+        window = self.tokens[max(0, q.first - 2):q.first] + self.tokens[q.end:q.end + 2]
+        return any(t.text.startswith(self.lexicon.model_words) for t in window)
 
     def _as_expected(self, q: _Quantity, expected: str) -> Tuple[str, object]:
         value = q.absolute

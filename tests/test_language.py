@@ -66,3 +66,23 @@ def test_detect_language(text, expected):
 def test_word_lists_do_not_overlap():
     lexicon = load_lexicon()
     assert not lexicon.tr_words & lexicon.en_words
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("salam", "fa"),
+    ("mikham llama 8b ro ba qlora fine tune konam", "fa"),
+    ("chand ta gpu lazem daram?", "fa"),
+    ("mersi", "fa"),
+])
+def test_persian_in_latin_letters(text, expected):
+    assert detect_language(text) == expected
+
+
+def test_finglish_words_are_neither_turkish_nor_english():
+    lexicon = load_lexicon()
+    assert not lexicon.fa_latin_words & (lexicon.tr_words | lexicon.en_words)
+
+
+def test_language_detection_never_reads_arabic_script_as_latin():
+    for text in ["ممنون", "ok ممنون", "thanks ممنون", "teşekkürler ممنون"]:
+        assert detect_language(text) == "fa"
