@@ -66,11 +66,15 @@ class Spool:
             except FileNotFoundError:
                 continue  # flushed meanwhile by another process
             except (OSError, ValueError) as err:
-                logger.error("Unreadable spooled ticket %s moved aside: %s", path.name, err)
-                bad = self.directory / "bad"
-                bad.mkdir(exist_ok=True)
-                with contextlib.suppress(OSError):
-                    os.replace(path, bad / path.name)
+                self.set_aside(path, f"unreadable: {err}")
+
+    def set_aside(self, path: Path, reason: str) -> None:
+        """Move a file that is not a ticket out of the way (into `bad/`) so it cannot block the ones after it."""
+        logger.error("Spooled file %s moved to %s/bad: %s", path.name, self.directory, reason)
+        bad = self.directory / "bad"
+        bad.mkdir(exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.replace(path, bad / path.name)
 
     def find(self, ticket_id: str) -> dict | None:
         for path in self.pending():

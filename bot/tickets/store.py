@@ -21,6 +21,7 @@ from bot.tickets.pii import mask_data, mask_text
 from bot.tickets.priority import prioritize
 from bot.tickets.spool import Spool
 
+from pydantic import ValidationError  # noqa: E402
 import sqlalchemy as sa  # noqa: E402  (db sets the SQLAlchemy warning switch first)
 import sqlalchemy.exc as sa_exc  # noqa: E402
 from sqlalchemy.orm import sessionmaker  # noqa: E402
@@ -148,7 +149,11 @@ class TicketStore:
         written = 0
         with self.spool.exclusive():
             for path, payload in self.spool.items():
-                ticket = Ticket.parse_obj({**payload, "spooled": False})
+                try:
+                    ticket = Ticket.parse_obj({**payload, "spooled": False})
+                except ValidationError as err:
+                    self.spool.set_aside(path, f"not a ticket: {err}")
+                    continue
                 with self._session() as session:
                     if session.get(db.TicketRow, ticket.id) is None:
                         session.add(_row_from_ticket(ticket))
