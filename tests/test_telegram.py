@@ -148,7 +148,7 @@ async def test_long_text_goes_out_as_several_messages(fake_api):
 def test_set_webhook_command_sends_secret_and_allowed_updates(fake_api):
     env = {**os.environ, "TELEGRAM_TOKEN": TOKEN, "TELEGRAM_SECRET_TOKEN": SECRET, "TELEGRAM_API_URL": fake_api.url,
            "TELEGRAM_WEBHOOK_URL": "https://bot.example/webhooks/telegram/webhook"}
-    result = subprocess.run([sys.executable, "-m", "bot.telegram_cli", "set-webhook"], cwd=ROOT, env=env,
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "telegram", "set-webhook"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     (call,) = fake_api.calls("setWebhook")
@@ -162,7 +162,7 @@ def test_set_webhook_command_refuses_without_secret(fake_api):
     env = {k: v for k, v in os.environ.items() if not k.startswith("TELEGRAM_")}
     env.update({"TELEGRAM_TOKEN": TOKEN, "TELEGRAM_API_URL": fake_api.url,
                 "TELEGRAM_WEBHOOK_URL": "https://bot.example/webhooks/telegram/webhook"})
-    result = subprocess.run([sys.executable, "-m", "bot.telegram_cli", "set-webhook"], cwd=ROOT, env=env,
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "telegram", "set-webhook"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "TELEGRAM_SECRET_TOKEN" in result.stderr
     assert fake_api.calls() == []
