@@ -425,20 +425,23 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
     # ---- logits / loss -------------------------------------------------------------------------------
     logit_elems = tokens * m.vocab
     held_bytes = FP32_BYTES if plan.precision == "fp32" else LOGITS_HELD_BYTES
-    ce_work = 3 * FP32_BYTES              # fp32 log_softmax output + two fp32 gradients
+    # standard: fp32 log_softmax output saved + the dense fp32 gradients of nll and log_softmax
+    ce_work = 3 * FP32_BYTES
     if plan.cross_entropy == "chunked":
-        # torchtune CEWithChunkedOutputLoss: 16-bit logits kept as chunks, the fp32 work done one
-        # chunk at a time (8 chunks by default)
-        ce_work /= CE_CHUNKS
+        # torchtune CEWithChunkedOutputLoss: the 16-bit logits stay as chunks. Eager: every chunk's
+        # fp32 log_softmax output is saved, the two fp32 gradients exist one chunk at a time.
+        # Compiled: only the chunk being differentiated holds fp32 work.
+        ce_work = FP32_BYTES / CE_CHUNKS if plan.compiled else FP32_BYTES + 2 * FP32_BYTES / CE_CHUNKS
         codes.append("chunked_cross_entropy")
     elif plan.cross_entropy == "fused":
         # Liger FusedLinearCrossEntropy / cut-cross-entropy: the full logits are never materialised;
-        # one chunk of logits and its gradient exist at a time
+        # one chunk of 16-bit logits and its fp32 gradient exist at a time
         held_bytes = held_bytes / CE_CHUNKS
-        ce_work /= CE_CHUNKS
+        ce_work = FP32_BYTES / CE_CHUNKS
         codes.append("fused_cross_entropy")
     elif plan.compiled:
-        # torch.compile fuses upcast + log_softmax + nll; backward writes one fp32 gradient
+        # torch.compile fuses upcast + log_softmax + nll (only the logsumexp is saved); backward
+        # writes one fp32 gradient
         ce_work = FP32_BYTES
         codes.append("compiled_cross_entropy")
     else:
