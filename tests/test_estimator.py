@@ -193,7 +193,9 @@ def test_logits_scale_with_vocabulary():
 def test_fused_and_chunked_cross_entropy_shrink_the_logits():
     standard = comp(plan("lora"), "logits")
     assert comp(plan("lora", compiled=True), "logits") < standard / 2
-    assert comp(plan("lora", cross_entropy="chunked"), "logits") < standard / 3
+    # eager chunked CE still saves every chunk's fp32 log-probs; compiled, only the held 16-bit chunks remain
+    assert comp(plan("lora", cross_entropy="chunked"), "logits") < standard / 1.8
+    assert comp(plan("lora", cross_entropy="chunked", compiled=True), "logits") < standard / 4
     assert comp(plan("lora", cross_entropy="fused"), "logits") < standard / 5
 
 
