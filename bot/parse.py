@@ -172,7 +172,8 @@ class _Parser:
         self.lexicon = lexicon
         self.kb = kb
         self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
-        tokens = apply_rewrites(tokenize(_split_gpu_count(fold(text))), lexicon)
+        self.folded = _split_gpu_count(fold(text))
+        tokens = apply_rewrites(tokenize(self.folded), lexicon)
         self.tokens: List[Token] = [replace(t, text=lexicon.model_families.get(t.text, t.text)) for t in tokens]
         self.n = len(self.tokens)
         self.consumed = [False] * self.n  # part of a model name or a quantity (number, multiplier, unit)
@@ -180,7 +181,7 @@ class _Parser:
         self.result: Dict[str, object] = {}
         self.ambiguous: List[str] = []
         self.model_at: Optional[int] = None
-        self.families: List[str] = []
+        self.families: List[Tuple[str, Optional[str]]] = []  # (family word, version) not part of a full name
 
     # -- model names --------------------------------------------------------------------------------------
 
@@ -206,7 +207,20 @@ class _Parser:
             else:
                 i += 1
         family_words = set(self.lexicon.model_families.values())
-        self.families = [t.text for k, t in enumerate(self.tokens) if t.text in family_words and not self.consumed[k]]
+        for k, token in enumerate(self.tokens):
+            if token.text not in family_words or self.consumed[k]:
+                continue
+            version = None
+            if k + 1 < self.n and self.tokens[k + 1].is_number and not self._is_size_multiplier(k + 2):
+                version = self.tokens[k + 1].text  # "llama 3.1 ...", "qwen2.5 ...": a version, not a value
+                self.consumed[k + 1] = True
+            self.families.append((token.text, version))
+
+    def _is_size_multiplier(self, index: int) -> bool:
+        if index >= self.n:
+            return False
+        length, label = self.lexicon.multipliers.longest_at(self.tokens, index)
+        return length > 0 and label == "billion"
 
     def _ends_cleanly(self, end: int) -> bool:
         """A name must not stop inside a number or a size: "llama 3" is not "llama 3.1", "qwen 7" not "qwen 72b"."""
@@ -215,13 +229,17 @@ class _Parser:
         nxt = self.tokens[end]
         return not (nxt.glued and (nxt.is_number or self.tokens[end - 1].is_number and nxt.text in {"b", "m"}))
 
-    def _preset_for(self, family: str, size_b: float) -> Optional[str]:
+    def _preset_for(self, family: str, size_b: float, version: Optional[str] = None) -> Optional[str]:
         names, sizes, representative = _model_index(self.kb)
         size_word = f"{size_b:g}"
-        for name in names:
-            if name.words == (family, size_word, "b"):
-                return name.preset_id
-        candidates = [pid for pid, size in sizes.items() if size == size_b and pid.startswith(family)]
+        wanted = [(family, version, size_word, "b")] if version else []
+        wanted.append((family, size_word, "b"))
+        for words in wanted:
+            for name in names:
+                if name.words == words:
+                    return name.preset_id
+        candidates = [pid for pid, size in sizes.items() if size == size_b and pid.startswith(family)
+                      and (version is None or pid[len(family):].lstrip("-").startswith(version))]
         if representative.get(size_b) in candidates:
             return representative[size_b]
         return candidates[0] if candidates else None
@@ -248,6 +266,10 @@ class _Parser:
             for k in range(best.start, best.end):
                 self.tags[k] = best
             i += best_len
+
+    def span_text(self, first: int, end: int) -> str:
+        """The folded text from token ``first`` to the token before ``end``, as typed ("10k", "500 هزار")."""
+        return self.folded[self.tokens[first].start:self.tokens[end - 1].end]
 
     def tag(self, index: int) -> Optional[_Tag]:
         return self.tags[index] if 0 <= index < self.n else None
@@ -319,8 +341,7 @@ class _Parser:
                 q = _Quantity(first=i, end=i + 1, value=values[0], raw=token.text)
             elif self._number_word(i) is not None:
                 value, end, kilo, weak = self._compose_words(i)
-                q = _Quantity(first=i, end=end, value=value, kilo=kilo, weak=weak,
-                              raw=" ".join(t.text for t in self.tokens[i:end]))
+                q = _Quantity(first=i, end=end, value=value, kilo=kilo, weak=weak, raw=self.span_text(i, end))
             elif self.is_tagged(i, "multiplier", "thousand") and (i == 0 or not self.tokens[i - 1].is_number):
                 q = _Quantity(first=i, end=i, value=1.0, raw=token.text, weak=True)  # "bin örnek" = 1000
             else:
@@ -348,7 +369,7 @@ class _Parser:
             q.weak = False
             j += 1
         q.end = j
-        q.raw = " ".join(t.text for t in self.tokens[q.first:q.end]) if q.end > q.first else q.raw
+        q.raw = self.span_text(q.first, q.end) if q.end > q.first else q.raw
 
     def _read_unit(self, q: _Quantity) -> None:
         j = q.end
@@ -360,6 +381,8 @@ class _Parser:
             q.unit, q.unit_end = tag.label, tag.end
         elif tag is not None and tag.category == "gpu":
             q.unit, q.unit_end = "gpus", tag.end
+            if q.weak and not q.counter:
+                q.unit = "skip_weak"  # "on A100" is English "on", "bir A100" just "an A100"
         elif tag is not None and tag.category == "keyword" and tag.label == "seq_len":
             q.unit, q.unit_end = "seq_len", tag.end  # "4096 context", "4k bağlam"
         before = self.tag(q.first - 1)
@@ -413,6 +436,8 @@ class _Parser:
 
     def classify(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
         unit, value = q.unit, q.absolute
+        if unit == "skip_weak":
+            return "skip", None
         if q.weak and not q.counter and unit in (None, "examples", "params", "ignore"):
             if not (unit is None and expected is not None and self._is_whole_answer(q)):
                 return "skip", None  # "bir örnek" is "an example", "یک مدل" "a model", "نه" is "no"
@@ -544,8 +569,8 @@ class _Parser:
             return
         position, size = explicit_size
         if model_id is None:
-            for family in self.families:
-                preset = self._preset_for(family, size)
+            for family, version in self.families:
+                preset = self._preset_for(family, size, version)
                 if preset:
                     self.result["model_id"] = preset
                     return
