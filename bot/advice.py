@@ -57,7 +57,7 @@ class AdviceRequest(BaseModel):
         except ValidationError as exc:
             error = exc.errors()[0]
             field = str(error["loc"][0]) if error["loc"] else "request"
-            raise InputError(field, "bad_value", f"{error['msg']}", field=field) from None
+            raise InputError(field, "bad_value", f"{error['msg']}", name=field) from None
 
 
 class Advice(BaseModel):

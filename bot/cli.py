@@ -297,6 +297,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lang = getattr(args, "lang", "en") or "en"
     try:
         return int(args.func(args) or EXIT_OK)
+    except BrokenPipeError:  # output piped into `head` and closed early (Python docs, "Note on SIGPIPE")
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except BadValue as exc:
         print(_error_line(exc, lang).replace("\n", " "), file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -224,9 +224,9 @@ def render_error(error: Exception, lang: str, kb: Optional[Knowledge] = None) ->
         return kb.text(key, lang, query=error.query, suggestions=suggestions)
     if isinstance(error, InputError) and f"error_{error.key}" in kb.texts:
         params: Dict[str, str] = {k: str(v) for k, v in error.params.items()}
-        params.setdefault("field", error.field)
+        params.setdefault("name", error.field)
         try:
             return kb.text(f"error_{error.key}", lang, **params)
         except (KeyError, IndexError):  # a placeholder the error did not carry: say which field instead
-            return kb.text("error_bad_value", lang, field=error.field)
+            return kb.text("error_bad_value", lang, name=error.field)
     return kb.text("error_internal", lang)

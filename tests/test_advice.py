@@ -1,0 +1,149 @@
+"""advise(): request validation with field names, plan defaults, ranked cards, multi-GPU/quote, volume and budget."""
+from __future__ import annotations
+
+import pytest
+
+from bot.advice import AdviceRequest, advise
+from bot.estimator import estimate_memory
+from bot.knowledge import InputError, UnknownModel, load_knowledge
+from bot.plans import default_plan
+
+KB = load_knowledge()
+
+
+def req(**values) -> AdviceRequest:
+    values.setdefault("method", "qlora")
+    values.setdefault("seq_len", 2048)
+    if "size_b" not in values:
+        values.setdefault("model", "llama-3.1-8b")
+    return AdviceRequest(**values)
+
+
+def test_qlora_8b_uses_the_documented_default_plan():
+    advice = advise(req(model="llama 8b"))
+    assert advice.preset.id == "llama-3.1-8b" and not advice.by_size
+    expected_plan = default_plan(KB.model("llama-3.1-8b").arch, "qlora", 2048)
+    assert advice.plan == expected_plan
+    assert advice.estimate == estimate_memory(expected_plan)
+    assert advice.plan.lora.rank == 16 and advice.plan.gradient_checkpointing and advice.plan.micro_batch == 1
+    assert {"default_lora", "micro_batch_1", "checkpointing_on"} <= set(advice.assumptions)
+
+
+def test_best_is_the_cheapest_fitting_card():
+    advice = advise(req())
+    fitting = advice.fitting_cards
+    assert advice.best == fitting[0]
+    assert advice.best.price_usd_hour == min(c.price_usd_hour for c in fitting)
+    assert advice.best_value.cost_per_million_tokens_usd == min(c.cost_per_million_tokens_usd for c in fitting)
+    assert not advice.needs_quote and advice.multi_gpu is None
+
+
+def test_size_only_uses_the_representative_and_says_so():
+    advice = advise(req(size_b=13))
+    assert advice.preset.id == "llama-2-13b" and advice.by_size and advice.requested_size_b == 13
+    assert "preset_by_size" in advice.assumptions
+
+
+def test_full_fine_tuning_of_70b_needs_several_gpus_and_a_quote():
+    advice = advise(req(size_b=70, method="full"))
+    assert not advice.fitting_cards and advice.best is None
+    assert advice.needs_quote
+    assert advice.multi_gpu_counts_tried == [2, 4, 8]
+    assert advice.pure_bf16_estimate is not None
+    assert advice.pure_bf16_estimate.per_gpu_gib < advice.estimate.per_gpu_gib
+    assert "full_mixed_precision" in advice.assumptions
+
+
+def test_full_fine_tuning_of_a_small_model_fits_one_card():
+    advice = advise(req(model="qwen2.5-0.5b", method="full"))
+    assert advice.best is not None and not advice.needs_quote
+    assert advice.pure_bf16_estimate is not None
+
+
+def test_requested_gpus_shard_with_zero3_and_need_a_quote():
+    advice = advise(req(model="llama-3.1-70b", method="lora", gpus=4))
+    assert advice.plan.gpus == 4 and advice.plan.sharding == "zero3"
+    assert advice.needs_quote and "multi_gpu_zero3" in advice.assumptions
+    single = advise(req(model="llama-3.1-70b", method="lora"))
+    assert advice.estimate.per_gpu_gib < single.estimate.per_gpu_gib
+
+
+def test_volume_time_and_cost():
+    advice = advise(req(examples=5000, avg_tokens=600, epochs=3))
+    assert advice.volume_tokens == 9_000_000
+    for card in advice.fitting_cards:
+        assert card.hours == pytest.approx(9e6 / card.tokens_per_second / 3600)
+        assert card.cost_usd_with_vat == pytest.approx(card.hours * card.price_usd_hour * 1.2)
+    assert "one_epoch" not in advice.assumptions
+    assert "one_epoch" in advise(req(total_tokens=1e6)).assumptions
+
+
+def test_budget_verdicts():
+    small = advise(req(total_tokens=50e6, budget_usd=1))
+    assert small.budget_verdict.verdict == "over"
+    big = advise(req(total_tokens=50e6, budget_usd=1000))
+    assert big.budget_verdict.verdict == "fits"
+    assert set(big.budget_verdict.cards_within) == {c.card_id for c in big.fitting_cards}
+    unknown = advise(req(budget_usd=20))
+    assert unknown.budget_verdict.verdict == "volume_unknown"
+    unlimited = advise(req(budget_unlimited=True, budget_usd=5))
+    assert unlimited.budget_verdict.verdict == "unlimited"
+    assert all(card.within_budget is None for card in unlimited.cards)
+
+
+def test_lora_rank_is_used():
+    advice = advise(req(method="lora", lora_rank=64))
+    assert advice.plan.lora.rank == 64 and "default_lora" not in advice.assumptions
+    assert advice.estimate.components_gib["adapters"] > advise(req(method="lora")).estimate.components_gib["adapters"]
+
+
+def test_summary_has_the_slot_contract_keys():
+    summary = advise(req()).summary()
+    assert set(summary) == {"per_gpu_gib", "low_gib", "high_gib", "best_card", "best_price_usd_hour",
+                            "fitting_cards", "needs_quote", "multi_gpu", "model_display"}
+    assert summary["model_display"] == "Llama 3.1 8B" and summary["best_card"] in summary["fitting_cards"]
+
+
+@pytest.mark.parametrize("values,field,key", [
+    ({"seq_len": 0}, "seq_len", "bad_seq_len"),
+    ({"seq_len": 1_000_001}, "seq_len", "bad_seq_len"),
+    ({"method": "dpo"}, "method", "bad_method"),
+    ({"budget_usd": -5}, "budget_usd", "bad_budget"),
+    ({"budget_usd": 0}, "budget_usd", "bad_budget"),
+    ({"total_tokens": 0}, "total_tokens", "bad_tokens"),
+    ({"examples": -1, "avg_tokens": 500}, "examples", "bad_examples"),
+    ({"examples": 1000}, "avg_tokens", "volume_incomplete"),
+    ({"epochs": 0}, "epochs", "bad_epochs"),
+    ({"gpus": 0}, "gpus", "bad_gpus"),
+    ({"gpus": 1000}, "gpus", "bad_gpus"),
+    ({"lora_rank": 0, "method": "lora"}, "lora_rank", "bad_lora_rank"),
+    ({"lora_rank": 8, "method": "full"}, "lora_rank", "rank_without_lora"),
+    ({"lora_rank": 4096, "method": "lora", "model": "llama-3.2-1b"}, "lora_rank", "rank_above_hidden"),
+    ({"model": None, "size_b": None}, "model", "missing_model"),
+    ({"model": None, "size_b": -3}, "size_b", "bad_size"),
+    ({"model": None, "size_b": 0}, "size_b", "bad_size"),
+    ({"model": None, "size_b": 5000}, "size_b", "size_out_of_range"),
+    ({"model": None, "size_b": 0.01}, "size_b", "size_out_of_range"),
+])
+def test_bad_values_name_their_field(values, field, key):
+    base = {"model": "llama-3.1-8b", "method": "qlora", "seq_len": 2048}
+    base.update(values)
+    with pytest.raises(InputError) as info:
+        advise(AdviceRequest(**base))
+    assert isinstance(info.value, ValueError)
+    assert (info.value.field, info.value.key) == (field, key)
+    assert field in str(info.value)
+
+
+def test_unknown_model_suggests_presets():
+    with pytest.raises(UnknownModel) as info:
+        advise(req(model="qwen 15b"))
+    assert "qwen2.5-14b" in info.value.suggestions
+
+
+def test_from_values_turns_type_errors_into_field_errors():
+    with pytest.raises(InputError) as info:
+        AdviceRequest.from_values(model="llama-3.1-8b", method="lora", seq_len="lots")
+    assert info.value.field == "seq_len" and info.value.key == "bad_value"
+    ok = AdviceRequest.from_values(model="llama-3.1-8b", method="lora", seq_len=1024, budget_usd=None)
+    assert ok.budget_usd is None and ok.seq_len == 1024

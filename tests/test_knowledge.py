@@ -1,0 +1,310 @@
+"""Knowledge base: the catalogue matches the seed article, presets match config.json/calibration, the loader
+refuses broken files with the file, field and reason, and model names resolve the way users type them."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.knowledge import (
+    DEFAULT_ROOT,
+    InputError,
+    KnowledgeError,
+    UnknownModel,
+    count_params,
+    load_knowledge,
+    resolve_model,
+)
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SEED = SHARED / "seed" / "000_bcec274e66742075.txt"
+CASES = SHARED / "calibration" / "vram_cases.yaml"
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return load_knowledge()
+
+
+# ---------------------------------------------------------------------------------------------- catalogue
+
+
+def seed_catalogue():
+    """(name, VRAM GB, $/h) rows of the seed article's GPU table."""
+    rows = re.findall(r"^\| ([A-Z0-9][A-Za-z0-9 ]+?) \| (\d+) GB \| \$(\d+\.\d+) \|", SEED.read_text("utf-8"), re.M)
+    return [(name.strip(), int(vram), float(price)) for name, vram, price in rows]
+
+
+def test_catalogue_is_the_seed_table(kb):
+    seed = seed_catalogue()
+    assert len(seed) == 9
+    assert [(g.name, int(g.vram_gb), g.price_usd_hour) for g in kb.gpus] == seed
+
+
+def test_gpu_ids_are_ascii_and_usable_memory_below_marketed(kb):
+    assert [g.id for g in kb.gpus] == ["l4", "rtx4090", "a40", "l40s", "rtx-pro-6000", "a100", "h100", "h200", "b200"]
+    for card in kb.gpus:
+        assert card.id.isascii()
+        assert 0.9 * card.vram_gb < card.usable_gib <= card.vram_gb
+        assert card.typical_use.fa and card.typical_use.tr
+
+
+def test_hardware_figures_from_gpu_facts(kb):
+    # gpu-facts.md §1.1: dense BF16 with FP32 accumulate (never the sparse or FP16-accumulate figure)
+    assert kb.gpu("rtx4090").bf16_tflops == pytest.approx(165.2)
+    assert kb.gpu("h100").bf16_tflops == kb.gpu("h200").bf16_tflops == 989
+    assert kb.gpu("a100").usable_gib == 80.0
+    assert kb.gpu("l4").usable_gib == 22.5
+    assert not kb.gpu("l40s").nvlink and kb.gpu("h100").nvlink
+
+
+def test_vat_is_twenty_percent(kb):
+    assert kb.pricing.vat_rate == 0.20
+    assert kb.pricing.with_vat(4.99) == pytest.approx(5.988)
+
+
+def test_loaded_once(kb):
+    assert load_knowledge() is kb
+    assert load_knowledge(DEFAULT_ROOT) is kb
+
+
+# ---------------------------------------------------------------------------------------------- presets
+
+REQUIRED_PRESETS = [
+    "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b", "llama-3.1-8b", "llama-3.1-70b",
+    "llama-3.2-1b", "llama-3.2-3b", "mistral-7b", "qwen2.5-0.5b", "qwen2.5-1.5b", "qwen2.5-3b", "qwen2.5-7b",
+    "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b", "gemma-2-2b", "gemma-2-9b", "gemma-2-27b", "phi-3-mini",
+    "phi-3-medium", "yi-34b", "codellama-34b",
+]
+
+# Parameter counts as published on the models' Hugging Face pages / safetensors metadata.
+PUBLISHED_PARAMS = {
+    "llama-2-7b": 6_738_415_616, "llama-3.1-8b": 8_030_261_248, "llama-3.1-70b": 70_553_706_496,
+    "llama-3.2-1b": 1_235_814_400, "mistral-7b": 7_241_732_096, "qwen2.5-0.5b": 494_032_768,
+    "qwen2.5-7b": 7_615_616_512, "qwen2.5-72b": 72_706_203_648, "gemma-2-9b": 9_241_705_984,
+    "gemma-2-27b": 27_227_128_320, "phi-3-mini": 3_821_079_552, "yi-34b": 34_388_917_248,
+}
+
+
+def test_all_required_presets_present(kb):
+    assert set(REQUIRED_PRESETS) <= {m.id for m in kb.models}
+
+
+@pytest.mark.parametrize("preset_id,params", sorted(PUBLISHED_PARAMS.items()))
+def test_params_computed_from_shapes_match_published_counts(kb, preset_id, params):
+    assert kb.model(preset_id).arch.params == params
+
+
+def test_presets_agree_with_calibration_cases(kb):
+    names = {"Llama-2-7B": "llama-2-7b", "Llama-2-13B": "llama-2-13b", "Llama-2-70B": "llama-2-70b",
+             "Llama-3-8B": "llama-3-8b", "Meta-Llama-3-8B-Instruct": "llama-3-8b", "Llama-3.1-8B": "llama-3.1-8b",
+             "Llama-3.1-70B": "llama-3.1-70b", "Mistral-7B-v0.1": "mistral-7b", "Llama-3.2-3B": "llama-3.2-3b"}
+    cases = yaml.safe_load(CASES.read_text("utf-8"))["cases"]
+    compared = 0
+    for case in cases:
+        model = case["plan"]["model"]
+        if model["name"] not in names:
+            continue
+        preset = kb.model(names[model["name"]]).arch
+        if model["tied_embeddings"] != preset.tied_embeddings:
+            continue  # litgpt keeps a separate LM head copy (the case's note says so)
+        for field in ("params", "layers", "hidden", "heads", "kv_heads", "intermediate", "vocab", "mlp"):
+            assert getattr(preset, field) == model[field], (case["id"], field)
+        compared += 1
+    assert compared >= 40
+
+
+def test_representative_sizes_point_to_presets(kb):
+    reps = kb.representative_by_size
+    assert reps[7] in ("mistral-7b", "llama-2-7b")
+    assert (reps[8], reps[13], reps[14], reps[32], reps[34], reps[70], reps[72]) == (
+        "llama-3.1-8b", "llama-2-13b", "qwen2.5-14b", "qwen2.5-32b", "yi-34b", "llama-3.1-70b", "qwen2.5-72b")
+
+
+# ---------------------------------------------------------------------------------------------- resolution
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("llama3 8b", "llama-3-8b"), ("llama-3.1-8b", "llama-3.1-8b"), ("llama 8b", "llama-3.1-8b"),
+    ("Llama-3.1-8B-Instruct", "llama-3.1-8b"), ("meta-llama/Llama-2-7b-hf", "llama-2-7b"),
+    ("qwen 14b", "qwen2.5-14b"), ("Qwen2.5-7B-Instruct", "qwen2.5-7b"), ("mistral-7b", "mistral-7b"),
+    ("Mistral-7B-v0.1", "mistral-7b"), ("mistral", "mistral-7b"), ("gemma2 9b", "gemma-2-9b"),
+    ("gemma-2-27b-it", "gemma-2-27b"), ("phi3 mini", "phi-3-mini"), ("Phi-3-medium-4k-instruct", "phi-3-medium"),
+    ("yi 34b", "yi-34b"), ("codellama 34b", "codellama-34b"), ("llama 70b", "llama-3.1-70b"),
+    ("LLAMA 2 13B", "llama-2-13b"), ("qwen 500m", "qwen2.5-0.5b"),
+])
+def test_names_resolve(query, expected):
+    resolved = resolve_model(query)
+    assert resolved.preset.id == expected
+    assert resolved.by_size is False
+
+
+@pytest.mark.parametrize("size,expected", [
+    (7, "mistral-7b"), (8, "llama-3.1-8b"), (13, "llama-2-13b"), ("13b", "llama-2-13b"), ("14B", "qwen2.5-14b"),
+    (32, "qwen2.5-32b"), (34, "yi-34b"), (70, "llama-3.1-70b"), (72, "qwen2.5-72b"),
+    (6, "mistral-7b"), (12, "llama-2-13b"), (65, "llama-3.1-70b"), (0.4, "qwen2.5-0.5b"),
+])
+def test_sizes_resolve_to_representatives(size, expected):
+    resolved = resolve_model(size)
+    assert resolved.preset.id == expected
+    assert resolved.by_size is True
+    assert resolved.requested_size_b == float(str(size).lower().rstrip("b"))
+
+
+def test_unknown_model_suggests_closest():
+    with pytest.raises(UnknownModel) as info:
+        resolve_model("lama 3 8b")
+    assert info.value.suggestions and info.value.suggestions[0] in ("llama-3-8b", "llama-3.1-8b")
+    assert isinstance(info.value, ValueError) and info.value.field == "model"
+
+
+def test_ambiguous_name_lists_candidates_representative_first():
+    with pytest.raises(UnknownModel) as info:
+        resolve_model("llama")
+    assert len(info.value.suggestions) >= 3
+    assert info.value.suggestions[0] in load_knowledge().representative_by_size.values()
+
+
+def test_nonsense_has_no_suggestions():
+    with pytest.raises(UnknownModel) as info:
+        resolve_model("xyzzy")
+    assert info.value.suggestions == []
+
+
+@pytest.mark.parametrize("bad", [0, -7, float("nan"), float("inf")])
+def test_bad_sizes_rejected(bad):
+    with pytest.raises(InputError) as info:
+        resolve_model(bad)
+    assert info.value.field == "size_b"
+
+
+def test_count_params_handles_bias_headdim_and_gemma_norms(kb):
+    gemma = kb.model("gemma-2-2b")
+    assert gemma.shape.head_dim == 256 and gemma.shape.norms_per_layer == 4
+    assert kb.model("qwen2.5-0.5b").shape.qkv_bias
+
+
+# ---------------------------------------------------------------------------------------------- broken files
+
+
+@pytest.fixture()
+def knowledge_copy(tmp_path):
+    target = tmp_path / "knowledge"
+    shutil.copytree(DEFAULT_ROOT, target)
+    return target
+
+
+def _edit(path: Path, old: str, new: str, count: int = 1) -> None:
+    text = path.read_text("utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, count), "utf-8")
+
+
+def _error(root: Path) -> KnowledgeError:
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge(root)
+    return info.value
+
+
+def test_negative_price_names_file_and_field(knowledge_copy):
+    _edit(knowledge_copy / "gpus.yml", "price_usd_hour: 0.74", "price_usd_hour: -0.74")
+    error = _error(knowledge_copy)
+    assert error.file == "knowledge/gpus.yml"
+    assert error.field == "gpus.0.price_usd_hour"
+    assert "greater than 0" in error.reason
+
+
+def test_missing_turkish_use_is_refused(knowledge_copy):
+    _edit(knowledge_copy / "gpus.yml", "      tr: Küçük modellerde QLoRA denemeleri\n", "")
+    error = _error(knowledge_copy)
+    assert (error.file, error.field) == ("knowledge/gpus.yml", "gpus.0.typical_use.tr")
+
+
+def test_wrong_shape_is_caught_by_the_params_check(knowledge_copy):
+    _edit(knowledge_copy / "models.yml", "intermediate: 11008", "intermediate: 11009")
+    error = _error(knowledge_copy)
+    assert error.file == "knowledge/models.yml"
+    assert error.field.startswith("models.0")
+    assert "does not match" in error.reason
+
+
+def test_representative_must_name_a_preset(knowledge_copy):
+    _edit(knowledge_copy / "models.yml", "13: llama-2-13b", "13: llama-2-13b-typo")
+    error = _error(knowledge_copy)
+    assert error.file == "knowledge/models.yml" and "llama-2-13b-typo" in error.reason
+
+
+def test_unknown_perf_class_is_refused(knowledge_copy):
+    _edit(knowledge_copy / "gpus.yml", "perf_class: hopper", "perf_class: quantum")
+    error = _error(knowledge_copy)
+    assert error.field.endswith("perf_class") and "quantum" in error.reason
+
+
+def test_vat_above_one_is_refused(knowledge_copy):
+    _edit(knowledge_copy / "pricing.yml", "vat_rate: 0.20", "vat_rate: 20")
+    error = _error(knowledge_copy)
+    assert (error.file, error.field) == ("knowledge/pricing.yml", "vat_rate")
+
+
+def test_text_missing_a_language_is_refused(knowledge_copy):
+    path = knowledge_copy / "texts.yml"
+    data = yaml.safe_load(path.read_text("utf-8"))
+    del data["texts"]["memory_line"]["tr"]
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), "utf-8")
+    error = _error(knowledge_copy)
+    assert (error.file, error.field) == ("knowledge/texts.yml", "texts.memory_line.tr")
+
+
+def test_text_placeholders_must_agree(knowledge_copy):
+    path = knowledge_copy / "texts.yml"
+    data = yaml.safe_load(path.read_text("utf-8"))
+    data["texts"]["memory_line"]["fa"] = data["texts"]["memory_line"]["fa"].replace("{low}", "{lo}")
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), "utf-8")
+    error = _error(knowledge_copy)
+    assert error.field == "texts.memory_line" and "placeholders differ" in error.reason
+
+
+def test_faq_topic_needs_persian_and_turkish(knowledge_copy):
+    (knowledge_copy / "faq.yml").write_text("topics:\n  vram:\n    fa: 'پاسخ'\n    tr: ''\n", "utf-8")
+    error = _error(knowledge_copy)
+    assert (error.file, error.field) == ("knowledge/faq.yml", "topics.vram.tr")
+    assert "non-empty" in error.reason
+
+
+def test_invalid_yaml_and_missing_file(knowledge_copy):
+    (knowledge_copy / "pricing.yml").write_text("currency: [USD\n", "utf-8")
+    error = _error(knowledge_copy)
+    assert error.file == "pricing.yml" and "invalid YAML" in error.reason
+    (knowledge_copy / "pricing.yml").unlink()
+    assert "not found" in _error(knowledge_copy).reason
+
+
+def test_faq_is_loaded_when_present(kb):
+    if not (DEFAULT_ROOT / "faq.yml").exists():
+        pytest.fail("knowledge/faq.yml is part of the product")
+    assert kb.faq and all(topic.fa.strip() and topic.tr.strip() for topic in kb.faq.values())
+
+
+# ---------------------------------------------------------------------------------------------- texts
+
+
+def test_texts_use_ascii_digits_and_proper_persian_letters(kb):
+    for key, text in kb.texts.items():
+        for lang in ("fa", "tr", "en"):
+            value = getattr(text, lang)
+            assert not re.search(r"[\u06f0-\u06f9\u0660-\u0669]", value), (key, lang)
+            assert not re.search(r"[\u064a\u0643]", value), (key, lang)  # Arabic yeh/kaf instead of Persian
+
+
+def test_error_texts_exist_for_every_error_key():
+    import bot.advice as advice
+
+    source = Path(advice.__file__).read_text("utf-8") + Path(__file__).parents[1].joinpath(
+        "bot", "knowledge.py").read_text("utf-8")
+    keys = set(re.findall(r'"(bad_\w+|size_out_of_range|rank_\w+|missing_model|volume_incomplete|unknown_model)"',
+                          source))
+    texts = load_knowledge().texts
+    assert keys and all(f"error_{key}" in texts for key in keys), sorted(k for k in keys if f"error_{k}" not in texts)
