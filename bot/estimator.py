@@ -201,7 +201,6 @@ def _activation_bytes_per_token_layer(plan: TrainingPlan, s: _Shapes) -> float:
 
     def linear_input(names: Tuple[str, ...], width: int) -> float:
         """Saved input bytes of the linears in ``names`` that all read the same tensor."""
-        names = tuple(n for n in names if n in _module_shapes(m, s))
         if full:
             return act * width                      # one shared 16-bit input
         saved = FP32_BYTES * width * sum(n in targets for n in names)   # PEFT's fp32 copies
