@@ -373,7 +373,8 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
     # than expected gradient memory"); PEFT's fsdp_auto_wrap_policy avoids it, so only the high end.
     fsdp_mixed_grad_pitfall = 0.0
     if sharding == "fsdp" and not full:
-        fsdp_mixed_grad_pitfall = s.linear_params * BF16_BYTES
+        # the gradient buffer has the size of the blocks' flat parameters (packed NF4 storage for QLoRA)
+        fsdp_mixed_grad_pitfall = layer_unit * m.layers
         if plan.fsdp_mixed_wrap:
             gradients += fsdp_mixed_grad_pitfall
             fsdp_mixed_grad_pitfall = 0.0
