@@ -143,8 +143,10 @@ class ValidateEstimateForm(FormValidationAction):
         elif _number(parsed.budget_usd):
             updates.update(budget="usd", budget_unlimited=False, budget_usd=_number(parsed.budget_usd))
         elif parsed.currency_note:
-            # TL or toman: we do not convert; say prices are in USD and ask for dollars.
+            # TL or toman: we do not convert; say prices are in USD and ask for dollars. The note is the answer,
+            # so the turn is not counted as failed and no second hint is added.
             dispatcher.utter_message(response="utter_currency_note")
+            updates.setdefault("failed_turns", 0.0)
         for name in VOLUME_SLOTS:
             value = _number(getattr(parsed, name, None))
             if value is not None:
@@ -152,9 +154,8 @@ class ValidateEstimateForm(FormValidationAction):
         ambiguous = _first_ambiguous(parsed.ambiguous)
         if ambiguous:
             dispatcher.utter_message(response="utter_ambiguous_number", number=ambiguous)
-            if not updates:
-                # Asked about, not guessed: count it as handled so the form does not add a second hint.
-                updates["failed_turns"] = 0.0
+            # Asked about, not guessed: count it as handled so the form does not add a second hint.
+            updates.setdefault("failed_turns", 0.0)
         return updates
 
     @staticmethod

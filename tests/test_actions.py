@@ -1,0 +1,282 @@
+"""Custom actions with rasa_sdk's Tracker and CollectingDispatcher (no servers): language, form values, estimate,
+FAQ and fallback."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import pytest
+from rasa_sdk import Tracker
+from rasa_sdk.executor import CollectingDispatcher
+
+from actions.estimate import ActionEstimate
+from actions.faq import ActionAnswerFaq
+from actions.fallback import ActionDefaultAskAffirmation, ActionDefaultFallback
+from actions.forms import ValidateEstimateForm
+from actions.language import ValidateSlotMappings
+from bot.knowledge import load_knowledge
+
+DOMAIN: Dict[str, Any] = {
+    "slots": {name: {"type": "any", "mappings": [{"type": "custom"}]}
+              for name in ("language", "failed_turns", "estimate_summary")},
+    "forms": {"estimate_form": {"required_slots": ["model", "method", "seq_len", "budget"]}},
+}
+
+
+def make_tracker(text: str = "", intent: str = "inform", slots: Optional[Dict[str, Any]] = None,
+                 detected_language: Optional[str] = None, entities: Optional[List[dict]] = None,
+                 last_action: str = "action_listen", active_loop: Optional[str] = None) -> Tracker:
+    latest = {"text": text, "intent": {"name": intent, "confidence": 0.9}, "entities": entities or [],
+              "detected_language": detected_language}
+    events = [{"event": "action", "name": last_action}] if last_action == "action_listen" else [
+        {"event": "action", "name": "action_listen"}, {"event": "user", "text": text},
+        {"event": "action", "name": last_action}]
+    if last_action == "action_listen":
+        events.append({"event": "user", "text": text, "parse_data": latest})
+    return Tracker("tester", dict(slots or {}), latest, events, False, None,
+                   {"name": active_loop} if active_loop else {}, last_action)
+
+
+def as_dict(events) -> Dict[str, Any]:
+    return {e["name"]: e["value"] for e in events if e.get("event") == "slot"}
+
+
+def responses(dispatcher: CollectingDispatcher) -> List[str]:
+    return [m.get("response") for m in dispatcher.messages if m.get("response")]
+
+
+# ---------------------------------------------------------------------------------------------- language
+
+
+@pytest.mark.parametrize("current,detected,expected", [
+    (None, "fa", {"language": "fa"}),
+    (None, "tr", {"language": "tr"}),
+    ("fa", "tr", {"language": "tr"}),      # the user switched
+    ("tr", None, {}),                      # "7B QLoRA 4096": no signal keeps Turkish
+    ("tr", "en", {}),                      # English keeps the language; a rule answers in both
+    ("fa", "fa", {}),
+])
+async def test_language_follows_detection_and_sticks_without_signal(current, detected, expected):
+    tracker = make_tracker("...", intent="greet", slots={"language": current}, detected_language=detected)
+    events = await ValidateSlotMappings().run(CollectingDispatcher(), tracker, DOMAIN)
+    assert {k: v for k, v in as_dict(events).items() if k == "language"} == expected
+
+
+async def test_widget_payload_sets_language():
+    tracker = make_tracker('/set_language{"language":"tr"}', intent="set_language", slots={"language": "fa"},
+                           entities=[{"entity": "language", "value": "tr"}])
+    events = await ValidateSlotMappings().run(CollectingDispatcher(), tracker, DOMAIN)
+    assert as_dict(events)["language"] == "tr"
+
+
+async def test_an_understood_intent_resets_the_failed_turns():
+    tracker = make_tracker("ممنون", intent="thank", slots={"failed_turns": 1.0}, detected_language="fa")
+    events = await ValidateSlotMappings().run(CollectingDispatcher(), tracker, DOMAIN)
+    assert as_dict(events)["failed_turns"] == 0
+
+
+# ---------------------------------------------------------------------------------------------- estimate form
+
+
+async def run_form(text: str, slots: Optional[Dict[str, Any]] = None, **kwargs):
+    dispatcher = CollectingDispatcher()
+    tracker = make_tracker(text, slots=slots, active_loop="estimate_form", **kwargs)
+    events = await ValidateEstimateForm().run(dispatcher, tracker, DOMAIN)
+    return as_dict(events), dispatcher
+
+
+async def test_all_values_in_one_persian_message():
+    values, dispatcher = await run_form("میخوام لاما ۳.۱ ۸ میلیارد رو با QLoRA و طول ۲۰۴۸ توکن آموزش بدم، بودجه ۵۰ دلار",
+                                        slots={"language": "fa"})
+    assert values["model_id"] == "llama-3.1-8b"
+    assert values["method"] == "qlora"
+    assert values["seq_len"] == 2048
+    assert values["budget_usd"] == 50 and values["budget"] == "usd"
+    assert values["requested_slot"] is None
+    assert dispatcher.messages == []
+
+
+async def test_asks_only_for_what_is_missing():
+    values, _ = await run_form("13B modeli LoRA ile eğitmek istiyorum", slots={"language": "tr"})
+    assert values["model_size_b"] == 13 and values["model_id"] is None
+    assert values["method"] == "lora"
+    assert values["requested_slot"] == "seq_len"
+
+
+async def test_bare_number_is_read_as_the_requested_slot():
+    values, _ = await run_form("4096", slots={"requested_slot": "seq_len", "model": "8b", "method": "lora"})
+    assert values["seq_len"] == 4096
+    assert values["requested_slot"] == "budget"
+
+
+async def test_turkish_thousands_without_diacritics():
+    values, _ = await run_form("4 bin token", slots={"requested_slot": "seq_len"})
+    assert values["seq_len"] == 4096   # "4k" context windows are 4096 tokens (bot.parse)
+
+
+@pytest.mark.parametrize("text", ["bütçe yok", "محدودیت ندارم"])
+async def test_no_budget_limit(text):
+    values, _ = await run_form(text, slots={"requested_slot": "budget"})
+    assert values["budget"] == "unlimited" and values["budget_unlimited"] is True
+
+
+async def test_a_plain_no_to_the_budget_question_means_no_limit():
+    values, _ = await run_form("نه", intent="deny", slots={"requested_slot": "budget"})
+    assert values["budget_unlimited"] is True
+
+
+async def test_lira_amount_gets_the_usd_note_and_no_budget():
+    values, dispatcher = await run_form("5000 TL", slots={"requested_slot": "budget", "language": "tr", "model": "8b",
+                                                          "method": "lora", "seq_len": 2048.0})
+    assert responses(dispatcher) == ["utter_currency_note"]
+    assert values.get("budget") is None and values["requested_slot"] == "budget"
+
+
+async def test_changed_value_after_an_estimate_completes_the_form_at_once():
+    filled = {"model": "llama-3.1-8b", "model_id": "llama-3.1-8b", "method": "qlora", "seq_len": 2048.0,
+              "budget": "usd", "budget_usd": 50.0, "requested_slot": None}
+    values, _ = await run_form("LoRA olursa?", slots=filled)
+    assert values["method"] == "lora"
+    assert values["requested_slot"] is None
+    values, _ = await run_form("با ۴۰۹۶ توکن چی؟", slots=filled)
+    assert values["seq_len"] == 4096
+    values, _ = await run_form("bütçem aslında 100 dolar", slots=filled)
+    assert values["budget_usd"] == 100
+
+
+async def test_button_payload_entities():
+    values, _ = await run_form('/inform{"method":"full"}', entities=[{"entity": "method", "value": "full"}],
+                               slots={"requested_slot": "method"})
+    assert values["method"] == "full"
+    values, _ = await run_form('/inform{"model_size_b":70}', entities=[{"entity": "model_size_b", "value": 70}],
+                               slots={"requested_slot": "model"})
+    assert values["model_size_b"] == 70 and values["model"] == "70b"
+
+
+async def test_ambiguous_number_is_asked_about_not_guessed():
+    # "50" alone could be a budget, a size or a count: it is asked about, and no budget is set from it.
+    values, dispatcher = await run_form("2048 و 50", slots={"requested_slot": None})
+    assert values["seq_len"] == 2048
+    assert "budget_usd" not in values and "model_size_b" not in values
+    asked = [m for m in dispatcher.messages if m.get("response") == "utter_ambiguous_number"]
+    assert len(asked) == 1 and asked[0]["number"] == "50"
+
+
+async def test_unknown_model_gets_suggestions_as_buttons():
+    values, dispatcher = await run_form("llamaa", slots={"requested_slot": "model"})
+    assert values["model"] is None and values["requested_slot"] == "model"
+    suggestion = next(m for m in dispatcher.messages if m.get("response") == "utter_unknown_model")
+    assert suggestion["model_query"] == "llamaa"
+    payloads = [b["payload"] for b in suggestion["buttons"]]
+    assert '/inform{"model_id":"llama-3.1-8b"}' in payloads
+    assert all(len(p.encode()) <= 64 and p.isascii() for p in payloads)
+    assert "utter_model_not_understood" not in responses(dispatcher)
+
+
+async def test_suggestion_button_payload_selects_the_preset():
+    values, _ = await run_form('/inform{"model_id":"llama-3.1-8b"}', slots={"requested_slot": "model"},
+                               entities=[{"entity": "model_id", "value": "llama-3.1-8b"}])
+    assert values["model_id"] == "llama-3.1-8b" and values["model_size_b"] == 8
+
+
+async def test_nonsense_answer_gets_a_hint_and_the_same_question_and_counts_as_failed():
+    values, dispatcher = await run_form("asdf qwer", slots={"requested_slot": "method", "model": "8b"})
+    assert responses(dispatcher) == ["utter_method_not_understood"]
+    assert values["method"] is None            # keeps the form from rejecting the turn
+    assert values["failed_turns"] == 1
+    assert values["requested_slot"] == "method"
+
+
+async def test_second_failure_in_a_row_offers_a_person():
+    values, dispatcher = await run_form("zzz", slots={"requested_slot": "method", "model": "8b", "failed_turns": 1})
+    assert responses(dispatcher) == ["utter_method_not_understood", "utter_offer_human"]
+
+
+async def test_faq_in_the_middle_of_the_form_is_left_to_the_rules():
+    values, dispatcher = await run_form("13B رو روی کارت ۲۴ گیگ میشه؟", intent="faq_13b_24gb",
+                                        slots={"requested_slot": "model"})
+    assert set(values) == {"requested_slot"}   # no value: Rasa rejects the form turn and the FAQ rule answers
+    assert dispatcher.messages == []
+
+
+async def test_the_same_message_is_not_read_again_after_an_interruption():
+    values, _ = await run_form("7B", slots={"requested_slot": "model"}, last_action="action_answer_faq")
+    assert set(values) == {"requested_slot"}
+
+
+# ---------------------------------------------------------------------------------------------- estimate
+
+
+ESTIMATE_SLOTS = {"model_id": "llama-3.1-8b", "model_size_b": 8.0, "method": "qlora", "seq_len": 2048.0,
+                  "budget_usd": 50.0, "budget_unlimited": False}
+
+
+async def test_estimate_answers_in_turkish_with_chart_and_summary(tmp_path, monkeypatch):
+    monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
+    monkeypatch.setenv("ADVISOR_PUBLIC_URL", "https://bot.example")
+    dispatcher = CollectingDispatcher()
+    tracker = make_tracker("bütçem 50 dolar", slots={**ESTIMATE_SLOTS, "language": "tr"})
+    events = await ActionEstimate().run(dispatcher, tracker, DOMAIN)
+    text = "\n".join(m.get("text") or "" for m in dispatcher.messages)
+    assert "KDV" in text and "GB" in text
+    images = [m["image"] for m in dispatcher.messages if m.get("image")]
+    assert len(images) == 1 and images[0].startswith("https://bot.example/charts/")
+    assert (tmp_path / images[0].rsplit("/", 1)[1]).stat().st_size > 1000
+    summary = as_dict(events)["estimate_summary"]
+    assert set(summary) == {"per_gpu_gib", "low_gib", "high_gib", "best_card", "best_price_usd_hour",
+                            "fitting_cards", "needs_quote", "multi_gpu", "model_display"}
+    kb = load_knowledge()
+    assert summary["best_card"] in {g.id for g in kb.gpus}
+    assert summary["low_gib"] <= summary["per_gpu_gib"] <= summary["high_gib"]
+    assert summary["model_display"] == kb.model("llama-3.1-8b").display
+    assert "utter_estimate_hint" in responses(dispatcher)
+
+
+async def test_estimate_that_fits_no_single_card_offers_quote_and_person(tmp_path, monkeypatch):
+    monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
+    dispatcher = CollectingDispatcher()
+    slots = {"model_size_b": 70.0, "method": "full", "seq_len": 4096.0, "budget_unlimited": True, "language": "fa"}
+    events = await ActionEstimate().run(dispatcher, make_tracker("۷۰ میلیارد کامل", slots=slots), DOMAIN)
+    summary = as_dict(events)["estimate_summary"]
+    assert summary["needs_quote"] is True
+    assert "utter_estimate_offer_quote" in responses(dispatcher)
+
+
+# ---------------------------------------------------------------------------------------------- faq, fallback
+
+
+@pytest.mark.parametrize("lang", ["fa", "tr"])
+async def test_faq_answer_comes_from_the_knowledge_base_in_the_users_language(lang):
+    dispatcher = CollectingDispatcher()
+    await ActionAnswerFaq().run(dispatcher, make_tracker("?", intent="faq_kvkk", slots={"language": lang}), DOMAIN)
+    assert dispatcher.messages[0]["text"] == getattr(load_knowledge().faq["kvkk"], lang)
+
+
+async def test_unknown_faq_topic_says_so():
+    dispatcher = CollectingDispatcher()
+    await ActionAnswerFaq().run(dispatcher, make_tracker("?", intent="faq_weather"), DOMAIN)
+    assert responses(dispatcher) == ["utter_faq_missing"]
+
+
+async def test_fallback_twice_in_a_row_offers_a_person_and_ends_the_turn():
+    dispatcher = CollectingDispatcher()
+    first = await ActionDefaultFallback().run(dispatcher, make_tracker("😂😂", intent="nlu_fallback"), DOMAIN)
+    assert responses(dispatcher) == ["utter_default"]
+    assert as_dict(first)["failed_turns"] == 1
+    assert {"event": "followup", "name": "action_listen"} in [
+        {k: e.get(k) for k in ("event", "name")} for e in first]
+    dispatcher = CollectingDispatcher()
+    await ActionDefaultFallback().run(
+        dispatcher, make_tracker("هوا چطوره؟", intent="out_of_scope", slots={"failed_turns": 1.0}), DOMAIN)
+    assert responses(dispatcher) == ["utter_offer_human"]
+
+
+async def test_fallback_inside_the_form_goes_back_to_the_form():
+    events = await ActionDefaultFallback().run(
+        CollectingDispatcher(), make_tracker("؟", intent="out_of_scope", active_loop="estimate_form"), DOMAIN)
+    assert any(e.get("event") == "followup" and e.get("name") == "estimate_form" for e in events)
+
+
+async def test_ask_affirmation_never_uses_rasas_english_text():
+    dispatcher = CollectingDispatcher()
+    await ActionDefaultAskAffirmation().run(dispatcher, make_tracker("x"), DOMAIN)
+    assert responses(dispatcher) == ["utter_ask_rephrase"]

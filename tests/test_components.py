@@ -1,0 +1,137 @@
+"""The NLU components: same-length normalisation, detected_language, English routing - alone and in a pipeline."""
+from __future__ import annotations
+
+import pytest
+from rasa.engine.graph import ExecutionContext
+from rasa.engine.storage.local_model_storage import LocalModelStorage
+from rasa.engine.storage.resource import Resource
+from rasa.nlu.tokenizers.whitespace_tokenizer import WhitespaceTokenizer
+from rasa.shared.nlu.training_data.message import Message
+from rasa.shared.nlu.training_data.training_data import TrainingData
+
+from bot.components import LanguageNormalizer, UnsupportedLanguageRouter
+from bot.components.language_normalizer import DETECTED_LANGUAGE, UNSUPPORTED_LANGUAGE_INTENT
+
+
+@pytest.fixture
+def context(tmp_path):
+    storage = LocalModelStorage(tmp_path)
+    resource = Resource("component")
+    return storage, resource, ExecutionContext(storage, resource)
+
+
+@pytest.fixture
+def normalizer(context):
+    storage, resource, ctx = context
+    return LanguageNormalizer.create({}, storage, resource, ctx)
+
+
+@pytest.fixture
+def router(context):
+    storage, resource, ctx = context
+    return UnsupportedLanguageRouter.create({}, storage, resource, ctx)
+
+
+def _process(component, text: str, **data) -> Message:
+    message = Message({"text": text, **data})
+    component.process([message])
+    return message
+
+
+@pytest.mark.parametrize("raw,expected_fragment", [
+    ("مدل ۷ ميليارد با كيفيت", "7"),      # Persian digit, Arabic ي and ك
+    ("طول ٤٠٩٦ توکن", "4096"),            # Arabic-Indic digits
+])
+def test_normalizer_maps_digits_and_arabic_letters_keeping_length(normalizer, raw, expected_fragment):
+    message = _process(normalizer, raw)
+    text = message.get("text")
+    assert len(text) == len(raw)
+    assert expected_fragment in text
+    assert "ي" not in text and "ك" not in text
+
+
+def test_normalizer_lowers_turkish_dotted_capital_i_in_place(normalizer):
+    message = _process(normalizer, "İSTANBUL'dan İyi günler")
+    text = message.get("text")
+    assert len(text) == len("İSTANBUL'dan İyi günler")
+    assert "İ" not in text
+
+
+@pytest.mark.parametrize("text,language", [
+    ("سلام، برای لاما ۸ میلیارد چه کارتی لازم است؟", "fa"),
+    ("Merhaba, 8B model için hangi kart lazım?", "tr"),
+    ("merhaba hangi gpu yeterli olur", "tr"),      # Turkish without diacritics
+    ("hello, which gpu do I need?", "en"),
+    ("7B QLoRA 4096", None),                      # no language signal
+])
+def test_normalizer_sets_detected_language(normalizer, text, language):
+    assert _process(normalizer, text).get(DETECTED_LANGUAGE) == language
+
+
+def test_normalizer_outputs_detected_language_in_parse_data(normalizer):
+    message = _process(normalizer, "سلام")
+    assert message.as_dict(only_output_properties=True).get(DETECTED_LANGUAGE) == "fa"
+
+
+def test_normalizer_processes_training_data_so_tokens_match_at_inference(normalizer):
+    examples = [Message({"text": "مدل ۱۳ ميليارد", "intent": "inform"})]
+    normalizer.process_training_data(TrainingData(training_examples=examples))
+    tokenizer = WhitespaceTokenizer(WhitespaceTokenizer.get_default_config())
+    tokenizer.process_training_data(TrainingData(training_examples=examples))
+    tokens = [t.text for t in examples[0].get("text_tokens")]
+    assert "13" in tokens
+    assert all("ي" not in t for t in tokens)
+
+
+def test_normalizer_fingerprint_follows_the_normalisation_tables():
+    # Rasa caches components by class source only; the addon makes edits in bot/normalize.py retrain it.
+    fingerprint = LanguageNormalizer.fingerprint_addon({})
+    assert fingerprint and fingerprint == LanguageNormalizer.fingerprint_addon({})
+
+
+def test_router_routes_english_without_values(router):
+    message = _process(router, "hello, how are you?", detected_language="en",
+                       intent={"name": "greet", "confidence": 0.6})
+    assert message.get("intent")["name"] == UNSUPPORTED_LANGUAGE_INTENT
+    assert message.get("intent_ranking")[0]["name"] == UNSUPPORTED_LANGUAGE_INTENT
+
+
+def test_router_keeps_english_messages_that_carry_values(router):
+    message = _process(router, "llama 8b with qlora", detected_language="en",
+                       intent={"name": "inform", "confidence": 0.8})
+    assert message.get("intent")["name"] == "inform"
+
+
+@pytest.mark.parametrize("language", ["fa", "tr", None])
+def test_router_leaves_other_languages_alone(router, language):
+    message = _process(router, "whatever", detected_language=language, intent={"name": "greet", "confidence": 0.9})
+    assert message.get("intent")["name"] == "greet"
+
+
+def test_components_in_a_trained_pipeline(tmp_path):
+    """Normaliser + tokenizer + featurizers + classifier + router, trained on a tiny set, as config.yml wires them."""
+    import asyncio
+
+    from rasa.model_training import train_nlu
+
+    config = tmp_path / "config.yml"
+    config.write_text(
+        "recipe: default.v1\nlanguage: fa\npipeline:\n"
+        "  - name: bot.components.LanguageNormalizer\n  - name: WhitespaceTokenizer\n"
+        "  - name: CountVectorsFeaturizer\n  - name: LogisticRegressionClassifier\n"
+        "  - name: bot.components.UnsupportedLanguageRouter\n", encoding="utf-8")
+    nlu = tmp_path / "nlu.yml"
+    nlu.write_text(
+        'version: "3.1"\nnlu:\n- intent: greet\n  examples: |\n    - سلام\n    - سلام خوبی\n    - merhaba\n'
+        "    - selam\n- intent: inform\n  examples: |\n    - مدل ۱۳ میلیارد\n    - ۷ میلیارد\n    - 13 milyar\n"
+        "    - 70 milyar\n", encoding="utf-8")
+    model = train_nlu(str(config), str(nlu), str(tmp_path / "out"), fixed_model_name="nlu")
+    from rasa.core.agent import Agent
+
+    agent = Agent.load(model)
+    result = asyncio.run(agent.parse_message("مدل ١٣ ميليارد"))
+    assert result["intent"]["name"] == "inform"
+    assert result["detected_language"] == "fa"
+    assert result["text"] == "مدل 13 میلیارد"
+    english = asyncio.run(agent.parse_message("hello there, who are you"))
+    assert english["intent"]["name"] == UNSUPPORTED_LANGUAGE_INTENT
