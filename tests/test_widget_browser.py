@@ -71,7 +71,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport=PHONE, device_scale_factor=1)
+    context = browser.new_context(viewport=PHONE, device_scale_factor=2)
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))

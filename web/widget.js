@@ -64,7 +64,9 @@
   var LTR_LETTER = /[A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF]/g;
   // Runs of Latin words, numbers and units ("Llama 3.1 8B", "24 GB", "$1.20/h") that get their own isolated
   // direction inside right-to-left text, so their digits and dots stay in reading order.
-  var LATIN_RUN = /[A-Za-z0-9$€£+][A-Za-z0-9$€£%.,:\/+\-_×'’]*(?:[ \u00A0]+[A-Za-z0-9$€£(+][A-Za-z0-9$€£%.,:\/+\-_×'’)]*)*/g;
+  var LATIN_RUN = /[A-Za-z0-9$€£+][A-Za-z0-9$€£%.,:\/+\-_×'’()]*(?:[ \u00A0]+\(?[A-Za-z0-9$€£+][A-Za-z0-9$€£%.,:\/+\-_×'’()]*)*/g;
+  // Sentence punctuation and unpaired brackets at the end of a run belong to the Persian sentence around it.
+  var RUN_TAIL = /[.,:;!?'’(]+$|\)+$/;
 
   /** "rtl" when the text is mostly Persian (Arabic script), else "ltr". */
   function textDirection(text) {
@@ -88,6 +90,21 @@
     return node;
   }
 
+  function count(text, char) {
+    return text.split(char).length - 1;
+  }
+
+  /** Drop trailing punctuation, and closing brackets without their opening one, from a Latin run. */
+  function trimRun(run) {
+    for (;;) {
+      var tail = run.match(RUN_TAIL);
+      if (!tail) return run;
+      if (tail[0].charAt(0) === ")" && count(run, "(") >= count(run, ")")) return run;
+      var cut = tail[0].charAt(0) === ")" ? 1 : tail[0].length;
+      run = run.slice(0, run.length - cut);
+    }
+  }
+
   /** Fill `node` with `text` as plain text; in RTL text, Latin/number runs go into <bdi> so they stay readable. */
   function fillText(node, text, dir) {
     text = String(text);
@@ -97,6 +114,8 @@
     }
     var last = 0;
     text.replace(LATIN_RUN, function (run, offset) {
+      run = trimRun(run);
+      if (!run) return run;
       if (offset > last) node.appendChild(document.createTextNode(text.slice(last, offset)));
       node.appendChild(make("bdi", null, run));
       last = offset + run.length;
