@@ -6,7 +6,7 @@ The word lists live in knowledge/lexicon.yml; this module folds them exactly lik
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -118,21 +118,36 @@ def match_at(tokens: Sequence[Token], index: int, phrase: Phrase) -> int:
     return len(phrase)
 
 
-@dataclass
 class PhraseTable:
-    """Labelled phrases; ``longest_at`` finds the longest one starting at a token."""
+    """Labelled phrases; ``longest_at`` finds the longest one starting at a token.
 
-    entries: List[Tuple[Phrase, str]] = field(default_factory=list)
+    Phrases are indexed by their first word (exact words in a dict, prefixes by their first letter), so a
+    lookup tries only the phrases that can start at that token.
+    """
+
+    def __init__(self) -> None:
+        self.entries: List[Tuple[Phrase, str]] = []
+        self._exact: Dict[str, List[Tuple[int, Phrase, str]]] = {}
+        self._prefix: Dict[str, List[Tuple[int, Phrase, str]]] = {}
 
     def add(self, words, label: str) -> None:
-        self.entries.append((compile_phrase(words), label))
+        phrase = compile_phrase(words)
+        order = len(self.entries)
+        self.entries.append((phrase, label))
+        first = phrase[0]
+        index = self._prefix if first.prefix else self._exact
+        key = first.text[0] if first.prefix else first.text
+        index.setdefault(key, []).append((order, phrase, label))
 
     def longest_at(self, tokens: Sequence[Token], index: int) -> Tuple[int, Optional[str]]:
-        best_len, best_label = 0, None
-        for phrase, label in self.entries:
+        text = tokens[index].text
+        candidates = self._exact.get(text, []) + self._prefix.get(text[0], [])
+        best_len, best_order, best_label = 0, -1, None
+        for order, phrase, label in candidates:
             length = match_at(tokens, index, phrase)
-            if length > best_len:  # earlier entries win ties: tables are filled in priority order
-                best_len, best_label = length, label
+            # the longest phrase wins; on equal length the one listed first (tables are filled in priority order)
+            if length and (length > best_len or length == best_len and order < best_order):
+                best_len, best_order, best_label = length, order, label
         return best_len, best_label
 
     def any_at(self, tokens: Sequence[Token], index: int) -> bool:
@@ -158,6 +173,8 @@ class Lexicon:
     full_weak_blockers_after: set
     full_weak_blockers_before: set
     unlimited: PhraseTable
+    unlimited_answers: PhraseTable
+    hourly: PhraseTable
     model_families: Dict[str, str]
     gpu_names: PhraseTable
     rewrites: List[Tuple[Phrase, str]]
@@ -210,6 +227,8 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         full_weak_blockers_after={_folded_word(w) for w in methods["full_weak_blockers_after"]},
         full_weak_blockers_before={_folded_word(w) for w in methods["full_weak_blockers_before"]},
         unlimited=_table({"unlimited": data["budget_unlimited"]}),
+        unlimited_answers=_table({"unlimited": data["budget_unlimited_answers"]}),
+        hourly=_table({"hourly": data["hourly_markers"]}),
         model_families={_folded_word(k): _folded_word(v) for k, v in data["model_families"].items()},
         gpu_names=_table({"gpu": data["gpu_names"]}),
         rewrites=rewrites,

@@ -444,7 +444,7 @@ class _Parser:
         if unit in ("try", "toman", "eur"):
             return "currency_note", unit
         if unit == "usd":
-            return "budget_usd", value
+            return ("ambiguous", q.raw) if self._hourly_near(q) else ("budget_usd", value)
         if unit == "ignore" or q.keyword == "ignore":
             return "skip", None
         if unit == "tokens":
@@ -481,6 +481,18 @@ class _Parser:
                 or q.kilo and _seq_len_value(q) != int(value)):
             return "seq_len", _seq_len_value(q)
         return "ambiguous", q.raw
+
+    def _hourly_near(self, q: _Quantity) -> bool:
+        """ "saatlik 2 dolar", "۲ دلار در ساعت": a price per hour, not a budget. Only a marker right next to the
+        amount counts: "با ۱۰۰ دلار چند ساعت میشه" asks how many hours $100 buys."""
+        after = q.unit_end if q.unit_end is not None else q.end
+        if after < self.n and self.lexicon.hourly.any_at(self.tokens, after):
+            return True
+        for start in range(max(0, q.first - 2), q.first):
+            length, _ = self.lexicon.hourly.longest_at(self.tokens, start)
+            if start + length == q.first:
+                return True
+        return False
 
     def _is_whole_answer(self, q: _Quantity) -> bool:
         """The message is just this number ("yüz", "bir", "هشت"), so it answers the question the bot asked."""
@@ -531,10 +543,16 @@ class _Parser:
             self.result[slot] = value
         self._settle_model(explicit_size)
         self._find_method()
-        if any(tag is not None and tag.category == "unlimited" for tag in self.tags):
+        if any(tag is not None and tag.category == "unlimited" for tag in self.tags) or (
+                self.expected == "budget_usd" and self._whole_message_is(self.lexicon.unlimited_answers)):
             self.result["budget_unlimited"] = True
         values = {k: self._typed(k, v) for k, v in self.result.items()}
         return ParsedValues(ambiguous=self.ambiguous, **values)
+
+    def _whole_message_is(self, table) -> bool:
+        content = [t for t in self.tokens if not t.is_break]
+        length, _ = table.longest_at(content, 0) if content else (0, None)
+        return bool(content) and length == len(content)
 
     @staticmethod
     def _typed(slot: str, value):

@@ -96,3 +96,76 @@ def test_a_later_size_replaces_the_named_model(kb):
 
 def test_default_knowledge_base_is_loaded():
     assert parse_values("llama 8b").model_id == "llama-3.1-8b"
+
+
+@pytest.mark.parametrize("raw, values", [
+    ("2048", [2048.0]),
+    ("1.5", [1.5]),
+    ("1,5", [1.5]),
+    ("0.5", [0.5]),
+    ("0.500", [0.5]),
+    ("2.048", [2048.0]),
+    ("2,048", [2048.0]),
+    ("1.234.567", [1234567.0]),
+    ("1.234,5", [1234.5]),
+    ("3.10", [3.1]),
+    ("8,16,32", [8.0, 16.0, 32.0]),
+])
+def test_parse_number(raw, values):
+    from bot.numbers import parse_number
+
+    assert parse_number(raw) == values
+
+
+def test_random_messages_never_break_the_parser(kb):
+    """Any mix of words from the lexicon, numbers and noise gives a valid ParsedValues, never an exception."""
+    import random
+
+    from bot.numbers import load_lexicon
+
+    lexicon = load_lexicon()
+    words = list(lexicon.number_words) + sorted(lexicon.tr_words) + sorted(lexicon.fa_latin_words)
+    for table in (lexicon.units, lexicon.keywords, lexicon.methods, lexicon.multipliers, lexicon.unlimited):
+        words += [" ".join(p.text for p in phrase) for phrase, _ in table.entries]
+    words += ["llama", "qwen", "8b", "۷۰", "٤", "2.048", "1,5", "$", "₺", "%", "x", "،", "?", "-", "'", "\u200c",
+              "0", "999999999999", "1e9", "١٢٣٤٥٦٧٨٩٠", "𝟕", "½", "Ⅻ", "—"]
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+        expected = rng.choice([None, "model", "seq_len", "budget", "method", "examples", "gpus", "epochs"])
+        parsed = parse_values(text, kb=kb, expected=expected)
+        if parsed.seq_len is not None:
+            assert 16 <= parsed.seq_len <= 1_000_000, text
+        if parsed.gpus is not None:
+            assert 1 <= parsed.gpus <= 4096, text
+        if parsed.model_size_b is not None:
+            assert 0 < parsed.model_size_b <= 5000, text
+        if parsed.budget_usd is not None:
+            assert parsed.budget_usd > 0, text
+        if parsed.model_id is not None:
+            kb.model(parsed.model_id)
+
+
+def test_lexicon_has_no_empty_or_unfoldable_entries():
+    from bot.numbers import load_lexicon
+
+    lexicon = load_lexicon()
+    for table in (lexicon.units, lexicon.keywords, lexicon.methods, lexicon.multipliers, lexicon.unlimited,
+                  lexicon.gpu_names, lexicon.counters, lexicon.method_context):
+        for phrase, label in table.entries:
+            assert phrase and all(p.text for p in phrase), label
+
+
+@pytest.mark.parametrize("text, expect", [
+    ("I want to fine-tune llama 8b with QLoRA, 4k context", {"model_id": "llama-3.1-8b", "model_size_b": 8.0,
+                                                              "method": "qlora", "seq_len": 4096}),
+    ("budget is $100", {"budget_usd": 100.0}),
+    ("I have 50 dollars", {"budget_usd": 50.0}),
+    ("full fine-tuning of a 7 billion parameter model on 2 GPUs", {"method": "full", "model_size_b": 7.0,
+                                                                    "gpus": 2}),
+    ("10k examples, 500 tokens per example, 3 epochs", {"examples": 10000, "avg_tokens": 500, "epochs": 3.0}),
+    ("no budget limit", {"budget_unlimited": True}),
+    ("7B QLoRA 4096", {"model_size_b": 7.0, "method": "qlora", "seq_len": 4096}),
+])
+def test_english_messages(text, expect, kb):
+    assert parse_values(text, kb=kb).found() == expect
