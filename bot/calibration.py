@@ -14,6 +14,11 @@ of the estimate (see docs/estimate.md):
 * ``boundary`` (largest setting that fitted a card; ``per_gpu_gib`` is the card size): the full
   ``per_gpu_gib`` (with CUDA context) is compared with the card. The true peak is only known to be at
   or below the card, so only an estimate above the card counts as error.
+
+Settings a published run used that the case schema cannot express (torch.compile, chunked
+cross-entropy, optimizer step in backward, activation offloading, FSDP mixed wrapping) come from
+``knowledge/calibration/case_settings.yaml`` (each entry quotes the case's note) and are applied as
+TrainingPlan extension fields by ``evaluate_cases(cases, case_settings=...)``.
 """
 from __future__ import annotations
 
