@@ -9,7 +9,7 @@ from rasa.nlu.tokenizers.whitespace_tokenizer import WhitespaceTokenizer
 from rasa.shared.nlu.training_data.message import Message
 from rasa.shared.nlu.training_data.training_data import TrainingData
 
-from bot.components import LanguageNormalizer, UnsupportedLanguageRouter
+from bot.components import LanguageNormalizer, IntentGuard
 from bot.components.language_normalizer import DETECTED_LANGUAGE, UNSUPPORTED_LANGUAGE_INTENT
 
 
@@ -29,7 +29,7 @@ def normalizer(context):
 @pytest.fixture
 def router(context):
     storage, resource, ctx = context
-    return UnsupportedLanguageRouter.create({}, storage, resource, ctx)
+    return IntentGuard.create({}, storage, resource, ctx)
 
 
 def _process(component, text: str, **data) -> Message:
@@ -102,6 +102,12 @@ def test_router_keeps_english_messages_that_carry_values(router):
     assert message.get("intent")["name"] == "inform"
 
 
+@pytest.mark.parametrize("text", ["😂😂", "???", "👍 !", "؟؟"])
+def test_guard_sends_messages_without_words_to_the_fallback(router, text):
+    message = _process(router, text, detected_language=None, intent={"name": "affirm", "confidence": 0.7})
+    assert message.get("intent")["name"] == "nlu_fallback"
+
+
 @pytest.mark.parametrize("language", ["fa", "tr", None])
 def test_router_leaves_other_languages_alone(router, language):
     message = _process(router, "whatever", detected_language=language, intent={"name": "greet", "confidence": 0.9})
@@ -119,7 +125,7 @@ def test_components_in_a_trained_pipeline(tmp_path):
         "recipe: default.v1\nlanguage: fa\npipeline:\n"
         "  - name: bot.components.LanguageNormalizer\n  - name: WhitespaceTokenizer\n"
         "  - name: CountVectorsFeaturizer\n  - name: LogisticRegressionClassifier\n"
-        "  - name: bot.components.UnsupportedLanguageRouter\n", encoding="utf-8")
+        "  - name: bot.components.IntentGuard\n", encoding="utf-8")
     nlu = tmp_path / "nlu.yml"
     nlu.write_text(
         'version: "3.1"\nnlu:\n- intent: greet\n  examples: |\n    - سلام\n    - سلام خوبی\n    - merhaba\n'

@@ -5,13 +5,16 @@
 the *original* text under the message key ``detected_language``. ``action_validate_slot_mappings`` turns that key
 into the ``language`` slot (notes §0.10: emitting the language as an entity breaks ``rasa test``).
 
-``UnsupportedLanguageRouter`` runs after the classifiers. A message detected as English that carries no advisor
-value (model, method, numbers) gets the intent ``unsupported_language``, which a rule answers in both languages.
+``IntentGuard`` runs after the classifiers and overrides two cases the classifier cannot know about: a message
+without a single letter or digit (emoji, "???") becomes ``nlu_fallback`` (a bag of character n-grams would
+otherwise pick whatever intent its bias favours), and a message detected as English that carries no advisor value
+(model, method, numbers) becomes ``unsupported_language``, which a rule answers in both languages.
 """
 from __future__ import annotations
 
 import hashlib
 import inspect
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Text
 
 from rasa.engine.graph import ExecutionContext, GraphComponent
@@ -24,13 +27,18 @@ from rasa.shared.nlu.training_data.training_data import TrainingData
 
 DETECTED_LANGUAGE = "detected_language"
 UNSUPPORTED_LANGUAGE_INTENT = "unsupported_language"
+NO_WORDS_INTENT = "nlu_fallback"  # Rasa's fallback intent: answered by action_default_fallback
 
 
 def _source_fingerprint(*modules: Any) -> str:
-    # Rasa fingerprints only the component class source (notes §0.12); the tables live in bot/, so hash them too.
+    # Rasa fingerprints only the component class source (notes §0.12); the tables live in bot/ and knowledge/,
+    # so hash those too, or an edited table would silently reuse the cached, differently normalised features.
     digest = hashlib.sha256()
     for module in modules:
         digest.update(inspect.getsource(module).encode())
+    from bot.numbers import LEXICON_PATH
+
+    digest.update(Path(LEXICON_PATH).read_bytes())
     return digest.hexdigest()
 
 
@@ -47,8 +55,9 @@ class LanguageNormalizer(GraphComponent):
     def fingerprint_addon(cls, config: Dict[Text, Any]) -> Optional[str]:
         import bot.language
         import bot.normalize
+        import bot.numbers
 
-        return _source_fingerprint(bot.normalize, bot.language)
+        return _source_fingerprint(bot.normalize, bot.language, bot.numbers)
 
     @staticmethod
     def _apply(message: Message) -> None:
@@ -76,17 +85,11 @@ class LanguageNormalizer(GraphComponent):
 
 
 @DefaultV1Recipe.register([DefaultV1Recipe.ComponentType.INTENT_CLASSIFIER], is_trainable=False)
-class UnsupportedLanguageRouter(GraphComponent):
+class IntentGuard(GraphComponent):
     @classmethod
     def create(cls, config: Dict[Text, Any], model_storage: ModelStorage, resource: Resource,
-               execution_context: ExecutionContext) -> "UnsupportedLanguageRouter":
+               execution_context: ExecutionContext) -> "IntentGuard":
         return cls()
-
-    @classmethod
-    def fingerprint_addon(cls, config: Dict[Text, Any]) -> Optional[str]:
-        import bot.parse
-
-        return _source_fingerprint(bot.parse)
 
     @staticmethod
     def carries_values(text: str) -> bool:
@@ -98,16 +101,18 @@ class UnsupportedLanguageRouter(GraphComponent):
                   "examples", "avg_tokens", "total_tokens", "epochs", "gpus")
         return any(getattr(parsed, name, None) not in (None, False) for name in fields)
 
+    @staticmethod
+    def _override(message: Message, intent_name: Text) -> None:
+        routed = {"name": intent_name, "confidence": 1.0}
+        ranking = [routed] + [r for r in (message.get(INTENT_RANKING_KEY) or []) if r.get("name") != intent_name]
+        message.set(INTENT, routed, add_to_output=True)
+        message.set(INTENT_RANKING_KEY, ranking, add_to_output=True)
+
     def process(self, messages: List[Message]) -> List[Message]:
         for message in messages:
-            if message.get(DETECTED_LANGUAGE) != "en":
-                continue
             text = message.get(TEXT) or ""
-            if self.carries_values(text):
-                continue
-            routed = {"name": UNSUPPORTED_LANGUAGE_INTENT, "confidence": 1.0}
-            ranking = [routed] + [r for r in (message.get(INTENT_RANKING_KEY) or [])
-                                  if r.get("name") != UNSUPPORTED_LANGUAGE_INTENT]
-            message.set(INTENT, routed, add_to_output=True)
-            message.set(INTENT_RANKING_KEY, ranking, add_to_output=True)
+            if not any(ch.isalnum() for ch in text):
+                self._override(message, NO_WORDS_INTENT)
+            elif message.get(DETECTED_LANGUAGE) == "en" and not self.carries_values(text):
+                self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
         return messages
