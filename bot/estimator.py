@@ -21,10 +21,12 @@ reports, ``reserved_gib(estimate)`` adds the allocator reserve (``max_memory_res
 
 Assumption codes (``MemoryEstimate.assumptions``; rendered to text from ``knowledge/texts.yml``):
 
-    pure_bf16_halves_static       full fine-tuning in pure bf16: weights, grads and AdamW states all
-                                  16-bit (8 B/param, half the 16 B/param of mixed precision)
     mixed_precision_fp32_master   full fine-tuning with AMP: fp32 weights/master, fp32 grads, fp32
                                   AdamW states (16 B/param)
+    pure_bf16_halves_static       (with mixed precision) training in pure bf16 instead would halve the
+                                  static part: weights, grads and AdamW states all 16-bit, 8 B/param
+    full_pure_bf16                full fine-tuning in pure bf16: weights, grads and AdamW states all
+                                  16-bit (8 B/param)
     fp32_everything               weights, grads, states and activations all fp32
     lora_base_fp32                LoRA with mixed precision: the frozen base is held in fp32 (4 B/param)
     lora_base_bf16                LoRA: frozen base in bf16 (2 B/param)
@@ -275,9 +277,9 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
         if plan.precision == "bf16":
             # torch AdamW keeps its states in the parameter dtype (vram-estimators.md §0, pure bf16)
             w_bytes = g_bytes = state_bytes = BF16_BYTES
-            codes.append("pure_bf16_halves_static")
+            codes.append("full_pure_bf16")
         elif plan.precision == "mixed":
-            codes.append("mixed_precision_fp32_master")
+            codes += ["mixed_precision_fp32_master", "pure_bf16_halves_static"]
             state_bytes = FP32_BYTES
             if deepspeed_like:
                 # DeepSpeed bf16/fp16: 16-bit params and grads on the GPU, fp32 master + m + v in the

@@ -92,7 +92,8 @@ def test_full_mixed_precision_static_is_16_bytes_per_param():
 
 def test_pure_bf16_full_halves_the_static_memory():
     mixed, bf16 = est(plan("full")), est(plan("full", precision="bf16"))
-    assert "pure_bf16_halves_static" in bf16.assumptions
+    assert "full_pure_bf16" in bf16.assumptions
+    assert "pure_bf16_halves_static" in mixed.assumptions      # the hint goes with the mixed plan
     static = lambda e: sum(e.components_gib[k] for k in ("weights", "gradients", "optimizer"))
     assert static(bf16) == pytest.approx(static(mixed) / 2, rel=0.02)
 
