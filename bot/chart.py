@@ -51,10 +51,15 @@ def candidate_cards(advice) -> List[Tuple[str, float, str]]:
 def render_chart(advice, lang: str, path: Union[str, Path], kb: Optional[Knowledge] = None) -> Path:
     """Draw the chart for ``advice`` in ``lang`` and write it to ``path`` (PNG). Returns the path."""
     kb = kb or load_knowledge()
-    import matplotlib
+    import warnings
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
+    with warnings.catch_warnings():
+        # matplotlib 3.5 (pinned by rasa's dependency set) calls pyparsing APIs that newer pyparsing deprecates
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import matplotlib
+
+        matplotlib.use("Agg", force=True)
+        import matplotlib.pyplot as plt
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

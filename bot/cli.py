@@ -115,19 +115,44 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
 
 def _register_plugins(subparsers, argv: Sequence[str]) -> None:
-    """Import only the plug-in the command line asks for (all of them for help or an unknown command)."""
+    """Import only the plug-in the command line asks for.
+
+    For top-level help or an unknown command the plug-ins are only listed (their imports - aiohttp, SQLAlchemy -
+    would double the start-up time of a help screen).
+    """
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     if command in CORE_COMMANDS:
         return
-    wanted = [PLUGINS[command]] if command in PLUGINS else list(PLUGINS.values())
-    for module_name in wanted:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:  # that sub-command is not written yet
-                continue
-            raise
-        module.register(subparsers)
+    if command not in PLUGINS:
+        for name, module_name in PLUGINS.items():
+            if _module_exists(module_name):
+                subparsers.add_parser(name, help=f"{name} commands (gpu-advisor {name} --help)", add_help=False)
+        return
+    module_name = PLUGINS[command]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:  # that sub-command is not written yet
+            return
+        raise
+    module.register(subparsers)
+
+
+def _module_exists(module_name: str) -> bool:
+    """Whether the module's file is there, without importing it or its package's __init__."""
+    import importlib.util
+
+    parent, _, leaf = module_name.rpartition(".")
+    try:
+        spec = importlib.util.find_spec(parent) if parent else None
+    except ModuleNotFoundError:
+        return False
+    if parent and (spec is None or not spec.submodule_search_locations):
+        return False
+    if not parent:
+        return importlib.util.find_spec(leaf) is not None
+    return any(os.path.exists(os.path.join(location, leaf + ".py")) or
+               os.path.isdir(os.path.join(location, leaf)) for location in spec.submodule_search_locations)
 
 
 # ---------------------------------------------------------------------------------------------- commands
