@@ -393,10 +393,9 @@ class _Parser:
             q.unit = before.label  # "$50", "₺500"
         elif q.unit is None and before is not None and before.category == "counter" and self.tokens[
                 q.first - 1].text in ("x", "×"):
-            gpu_before = self.tag(before.start - 1)
-            if gpu_before is not None and gpu_before.category in ("gpu",) or (
-                    gpu_before is not None and gpu_before.label == "gpus"):
-                q.unit = "gpus"  # "A100 x 2"
+            named = self.tag(before.start - 1)
+            if named is not None and (named.category == "gpu" or named.label == "gpus"):
+                q.unit = "gpus"  # "A100 x 2", "GPU x 4"
         if q.unit == "tokens":
             q.per_example = self._per_example_after(q.unit_end)
         q.keyword = self._keyword_before(q.first)

@@ -72,7 +72,8 @@ def test_word_lists_do_not_overlap():
     ("salam", "fa"),
     ("mikham llama 8b ro ba qlora fine tune konam", "fa"),
     ("chand ta gpu lazem daram?", "fa"),
-    ("mersi", "fa"),
+    ("mrc", "fa"),
+    ("mersi", None),  # Turks and Iranians both write it
 ])
 def test_persian_in_latin_letters(text, expected):
     assert detect_language(text) == expected
@@ -86,3 +87,34 @@ def test_finglish_words_are_neither_turkish_nor_english():
 def test_language_detection_never_reads_arabic_script_as_latin():
     for text in ["ممنون", "ok ممنون", "thanks ممنون", "teşekkürler ممنون"]:
         assert detect_language(text) == "fa"
+
+
+def _nlu_examples(lang):
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(__file__).resolve().parent.parent / "data" / "nlu" / f"{lang}.yml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    examples = []
+    for item in data.get("nlu", []):
+        for line in (item.get("examples") or "").splitlines():
+            line = line.strip()
+            if line.startswith("- "):
+                # "[8B](model_size_b)" / "[8B]{...}" -> "8B"
+                examples.append(re.sub(r"\[([^\]]*)\](?:\([^)]*\)|\{[^}]*\})", r"\1", line[2:]))
+    return examples
+
+
+@pytest.mark.parametrize("lang", ["fa", "tr"])
+def test_training_examples_are_not_taken_for_another_language(lang):
+    """The project's own NLU examples: a wrong language would answer a user in a language they did not write."""
+    examples = _nlu_examples(lang)
+    assert len(examples) > 100
+    results = [detect_language(text) for text in examples]
+    wrong = [text for text, result in zip(examples, results) if result not in (lang, None)]
+    silent = [text for text, result in zip(examples, results) if result is None]
+    assert len(wrong) <= len(examples) * 0.005, wrong
+    # None is for messages with no signal at all ("7B", "qlora", "2 GPU"); they keep the conversation's language
+    assert len(silent) <= len(examples) * 0.05, silent
