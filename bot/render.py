@@ -143,8 +143,11 @@ def _budget_line(advice, lang: str, kb: Knowledge) -> Optional[str]:
                    tokens=tokens(bought, lang, kb))
 
 
-def render_advice(advice, lang: str, kb: Optional[Knowledge] = None) -> str:
-    """The whole chat answer for one estimate."""
+def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_offer: bool = True) -> str:
+    """The whole chat answer for one estimate.
+
+    ``quote_offer=False`` leaves out the closing quote offer when the caller asks for it separately (with buttons).
+    """
     _check_lang(lang)
     kb = kb or load_knowledge()
     plan, estimate = advice.plan, advice.estimate
@@ -194,7 +197,7 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None) -> str:
             lines.append(_multi_line(advice, lang, kb))
         else:
             lines.append(kb.text("multi_gpu_none", lang, count=max(advice.multi_gpu_counts_tried or [plan.gpus])))
-    if advice.needs_quote:
+    if advice.needs_quote and quote_offer:
         lines.append(kb.text("quote_offer", lang))
 
     lines.append("")

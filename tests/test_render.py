@@ -104,6 +104,7 @@ def test_no_single_card_gives_multi_gpu_plan_and_quote_offer(lang):
         assert f"{advice.multi_gpu.count}" in text and advice.multi_gpu.name in text
     else:
         assert KB.text("multi_gpu_none", lang, count=8) in text
+    assert KB.text("quote_offer", lang) not in render_advice(advice, lang, quote_offer=False)
 
 
 @pytest.mark.parametrize("lang", LANGS)
