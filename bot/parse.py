@@ -409,7 +409,7 @@ class _Parser:
                 return True
         return False
 
-    # A unit word written before a number works as a keyword ("GPU: 4", "epoch 3", "ساعت ۳" is a time of day).
+    # A unit word right before a number works as a keyword ("GPU: 4", "epoch 3", "ساعت ۳" is a time of day).
     _UNIT_AS_KEYWORD = {"examples": "examples", "epochs": "epochs", "gpus": "gpus", "usd": "budget_usd",
                         "ignore": "ignore"}
 
@@ -424,7 +424,8 @@ class _Parser:
                 if tag.category == "keyword":
                     return tag.label
                 if tag.category == "unit" and tag.label in self._UNIT_AS_KEYWORD:
-                    return self._UNIT_AS_KEYWORD[tag.label]
+                    # only right before the number: "GPU 4", "saat 3"; not "GB VRAM gerekiyor 8b"
+                    return self._UNIT_AS_KEYWORD[tag.label] if tag.end == first else None
                 k = tag.start - 1
             else:
                 k -= 1
@@ -444,7 +445,7 @@ class _Parser:
             return "currency_note", unit
         if unit == "usd":
             return ("ambiguous", q.raw) if self._hourly_near(q) else ("budget_usd", value)
-        if unit == "ignore" or q.keyword == "ignore":
+        if unit == "ignore" or q.keyword == "ignore" and q.scale is None and unit is None:
             return "skip", None
         if unit == "tokens":
             if q.keyword in ("avg_tokens", "per_example") or q.per_example:

@@ -86,3 +86,13 @@ def test_tatweel_and_diacritics_stay_in_normalize_but_not_in_fold():
 ])
 def test_fold(raw, expected):
     assert fold(raw) == expected
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_normalize_is_idempotent(seed):
+    rng = random.Random(seed)
+    for _ in range(300):
+        text = "".join(rng.choice(INTERESTING) for _ in range(rng.randint(0, 30)))
+        once = normalize(text)
+        assert normalize(once) == once, repr(text)
+        assert fold(once) == fold(text), repr(text)

@@ -169,3 +169,12 @@ def test_lexicon_has_no_empty_or_unfoldable_entries():
 ])
 def test_english_messages(text, expect, kb):
     assert parse_values(text, kb=kb).found() == expect
+
+
+@pytest.mark.parametrize("row", _cases("fa") + _cases("tr"))
+def test_already_normalised_text_reads_the_same(row, kb):
+    """The Rasa component hands on normalised text; parsing it must give what the raw text gives."""
+    from bot.normalize import normalize
+
+    raw = parse_values(row["text"], kb=kb, expected=row.get("expected"))
+    assert parse_values(normalize(row["text"]), kb=kb, expected=row.get("expected")) == raw
