@@ -70,7 +70,7 @@ class ValidateHandoffForm(FormValidationAction):
         consent = tracker.get_slot("handoff_consent")
         contact = tracker.get_slot("handoff_contact")
         updates: Dict[Text, Any] = {}
-        if tracker.latest_action_name in (None, "action_listen"):
+        if self._answers_the_form(tracker):
             updates = self.read_answer(dispatcher, tracker, tracker.get_slot(REQUESTED_SLOT))
             consent = updates.get("handoff_consent", consent)
             contact = updates.get("handoff_contact", contact)
@@ -86,6 +86,17 @@ class ValidateHandoffForm(FormValidationAction):
             next_slot = None
         return [SlotSet(k, v) for k, v in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
 
+    def _answers_the_form(self, tracker: Tracker) -> bool:
+        """True when the user has just answered one of the form's questions.
+
+        Rasa hands the validation action a copy of the tracker ending in an extra ActionExecuted(<form>); the
+        action before that one tells who spoke last (action_listen: the user; on activation: utter_handoff_intro).
+        """
+        actions = [event.get("name") for event in tracker.events if event.get("event") == "action"]
+        if actions and actions[-1] == self.form_name():
+            actions.pop()
+        return bool(actions) and actions[-1] == "action_listen"
+
     def read_answer(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                     requested: Optional[str]) -> Dict[Text, Any]:
         intent = latest_intent(tracker)
@@ -100,7 +111,8 @@ class ValidateHandoffForm(FormValidationAction):
                 # Typing a contact right after the notice answers the question as clearly as "yes".
                 return {"handoff_consent": True, "handoff_contact": contact.value}
             dispatcher.utter_message(response="utter_consent_unclear")
-            return {}
+            # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
+            return {"handoff_consent": None}
         if requested == "handoff_contact":
             contact = parse_contact(text)
             if contact is not None:

@@ -66,6 +66,8 @@ def test_iban_mod97_and_luhn():
     (f"شبا {VALID_IR_IBAN}", "iban"),
     (f"kart {MASTERCARD_TEST} son kullanma 12/26", "card"),
     (f"کارت {VISA_TEST.translate(PERSIAN_DIGITS)}", "card"),
+    ("تلگرام من @ali_rezaei است", "telegram"),
+    ("bana t.me/ayse_yilmaz üzerinden yazın", "telegram"),
 ])
 def test_each_kind_is_found_and_masked(text, kind):
     found = find_pii(text)

@@ -1,6 +1,6 @@
 """Personal data detection and masking (KVKK): what may never be stored in clear text.
 
-Detected and masked: e-mail addresses, phone numbers (Iranian, Turkish and international formats), Turkish ID
+Detected and masked: e-mail addresses, Telegram usernames (@name, t.me/name), phone numbers (Iranian, Turkish and international formats), Turkish ID
 numbers (TC Kimlik, checksum-validated), Iranian national codes (checksum-validated), IBANs (ISO 13616 mod-97)
 and payment card numbers (Luhn). Persian (۰-۹) and Arabic-Indic (٠-٩) digits count as digits: matching runs on a
 normalised copy of the same length, so every span found there maps 1:1 onto the original text.
@@ -26,6 +26,7 @@ MASKS = {
     "ir_national_id": "[IR_NATIONAL_ID]",
     "iban": "[IBAN]",
     "card": "[CARD]",
+    "telegram": "[TELEGRAM]",
 }
 
 
@@ -92,6 +93,8 @@ _NB = r"(?<![0-9A-Za-z])"
 _NA = r"(?![0-9A-Za-z])"
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# A Telegram username is a contact too (the handoff accepts one): @name or a t.me/name link, 5-32 characters.
+_TELEGRAM_HANDLE = re.compile(r"(?:(?<![\w@.])@|(?:https?://)?t\.me/)[A-Za-z][A-Za-z0-9_]{4,31}(?![\w])")
 _IBAN = re.compile(_NB + r"[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,30}" + _NA)
 # 13-19 digits, optionally grouped by single spaces or dashes (as printed on cards).
 _CARD = re.compile(_NB + r"\d(?:[ -]?\d){12,18}" + _NA)
@@ -156,6 +159,8 @@ def find_pii(text: str) -> List[Finding]:
     # Most specific first: validated structures, then the looser phone shapes.
     for m in _EMAIL.finditer(norm):
         claim("email", m.start(), m.end())
+    for m in _TELEGRAM_HANDLE.finditer(norm):
+        claim("telegram", m.start(), m.end())
     for m in _IBAN.finditer(norm):
         end = _longest_valid_end(norm, m.start(), m.end(), is_valid_iban)
         if end:

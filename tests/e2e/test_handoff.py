@@ -1,0 +1,337 @@
+"""End to end, through real servers: conversation -> ticket -> staff reply -> bot paused -> ticket closed -> resumed.
+
+In Persian and Turkish, with the tickets and the Rasa tracker (the redacting store) on SQLite and on PostgreSQL.
+The conversations are full of personal data; afterwards both databases are read back directly (SQL, not through
+our code) and must hold it only masked, except the contact the user consented to keep.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List
+
+import pytest
+import yaml
+
+from bot.staff import service
+from bot.staff.rasa_api import RasaClient, RasaUnavailable
+from bot.tickets import TicketStore
+from tests.conftest import Conversation
+from tests.servers import ROOT, Server, start_action_server, start_rasa_server
+
+pytestmark = pytest.mark.e2e
+
+PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+TICKET_ID = re.compile(r"T-\d{6}-[0-9A-HJKMNP-TV-Z]{5}")
+DOMAIN = yaml.safe_load((ROOT / "domain" / "handoff.yml").read_text(encoding="utf-8"))
+
+
+def response_text(name: str, lang: str) -> str:
+    """The fa (unconditioned) or tr variant of a handoff response, as written in domain/handoff.yml."""
+    for variant in DOMAIN["responses"][name]:
+        is_tr = any(c.get("value") == "tr" for c in variant.get("condition", []))
+        if is_tr == (lang == "tr"):
+            return variant["text"]
+    raise KeyError(name)
+
+
+def fixed_prefix(name: str, lang: str) -> str:
+    return response_text(name, lang).split("{")[0].strip()
+
+
+@dataclass
+class Stack:
+    backend: str
+    action: Server
+    rasa: Server
+    store: TicketStore
+    tracker_rows: callable  # sender_id -> list of event JSON strings, read with plain SQL
+    ticket_rows: callable  # sender_id -> list of (column dict) rows, read with plain SQL
+
+    @property
+    def client(self) -> RasaClient:
+        return RasaClient(self.rasa.url, self.rasa.extra["auth_token"])
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def stack(request, rasa_model, tmp_path_factory):
+    workdir = tmp_path_factory.mktemp(f"handoff-{request.param}")
+    if request.param == "sqlite":
+        tickets_url = f"sqlite:///{workdir}/tickets.db"
+        tracker_store = {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore", "dialect": "sqlite",
+                         "db": str(workdir / "tracker.db")}
+
+        def tracker_rows(sender):
+            with sqlite3.connect(workdir / "tracker.db") as conn:
+                return [r[0] for r in conn.execute("SELECT data FROM events WHERE sender_id=? ORDER BY id",
+                                                   (sender,))]
+
+        def ticket_rows(sender):
+            with sqlite3.connect(workdir / "tickets.db") as conn:
+                conn.row_factory = sqlite3.Row
+                tickets = [dict(r) for r in conn.execute("SELECT * FROM support_tickets WHERE sender_id=?",
+                                                         (sender,))]
+                for t in tickets:
+                    t["notes"] = [dict(n) for n in conn.execute(
+                        "SELECT * FROM support_ticket_notes WHERE ticket_id=?", (t["id"],))]
+                return tickets
+    else:
+        import psycopg2
+        import psycopg2.extras
+
+        tickets_url = PG_URL
+        tracker_store = {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore", "dialect": "postgresql",
+                         "url": "127.0.0.1", "port": 5432, "db": "test", "username": "postgres"}
+
+        def tracker_rows(sender):
+            with psycopg2.connect(PG_URL) as conn, conn.cursor() as cur:
+                cur.execute("SELECT data FROM events WHERE sender_id=%s ORDER BY id", (sender,))
+                return [r[0] for r in cur.fetchall()]
+
+        def ticket_rows(sender):
+            with psycopg2.connect(PG_URL) as conn, conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
+                cur.execute("SELECT * FROM support_tickets WHERE sender_id=%s", (sender,))
+                tickets = [dict(r) for r in cur.fetchall()]
+                for t in tickets:
+                    cur.execute("SELECT * FROM support_ticket_notes WHERE ticket_id=%s", (t["id"],))
+                    t["notes"] = [dict(n) for n in cur.fetchall()]
+                return tickets
+
+    env = {"TICKETS_DB_URL": tickets_url, "TICKETS_SPOOL_DIR": str(workdir / "spool")}
+    action = start_action_server(env=env)
+    try:
+        rasa = start_rasa_server(action.port, endpoints={"tracker_store": tracker_store}, env=env,
+                                 auth_token=f"tok-{uuid.uuid4().hex[:8]}")
+    except Exception:
+        action.stop()
+        raise
+    store = TicketStore(tickets_url, spool_dir=workdir / "spool")
+    yield Stack(request.param, action, rasa, store, tracker_rows, ticket_rows)
+    rasa.stop()
+    action.stop()
+    store.close()
+
+
+@dataclass
+class Script:
+    lang: str
+    pii_messages: List[str]
+    secrets: List[str]  # must never be stored in clear
+    estimate_payload: str
+    ask_human: str
+    yes: str
+    bad_contact: str
+    contact: str
+    canonical_contact: str
+    staff_reply: str
+    while_paused: str
+    after_resume: str
+    expected_category: str
+    expected_priority: int
+
+
+SCRIPTS = {
+    "fa": Script(
+        lang="fa",
+        pii_messages=["سلام، ایمیل من ali.rezaei@example.com و موبایلم ۰۹۱۲۱۲۳۴۵۶۷ است",
+                      "کد ملی من ۰۴۹۹۳۷۰۸۹۹ و شماره شبا IR062960000000100324200001 است",
+                      "شماره کارتم ۴۱۱۱ ۱۱۱۱ ۱۱۱۱ ۱۱۱۱ است"],
+        secrets=["ali.rezaei@example.com", "09121234567", "۰۹۱۲۱۲۳۴۵۶۷", "+989121234567", "0499370899",
+                 "۰۴۹۹۳۷۰۸۹۹", "IR062960000000100324200001", "۴۱۱۱ ۱۱۱۱ ۱۱۱۱ ۱۱۱۱", "4111111111111111"],
+        # 70B full fine-tuning: no single card fits, the bot offers a quote (multi-GPU job).
+        estimate_payload='/inform{"model_id":"llama-3.1-70b","method":"full","seq_len":4096,"budget_usd":900}',
+        ask_human="/request_quote", yes="بله", bad_contact="۰۹۱۲ ۱۲۳",
+        contact="۰۹۱۲ ۱۲۳ ۴۵۶۷", canonical_contact="+989121234567",
+        staff_reply="سلام، پیش‌فاکتور ۸ کارت H100 را آماده کردیم. با ۰۹۱۲۱۲۳۴۵۶۷ تماس می‌گیریم.",
+        while_paused="ممنون، منتظرم", after_resume="سلام",
+        expected_category="multi-gpu", expected_priority=1),
+    "tr": Script(
+        lang="tr",
+        pii_messages=["merhaba, e-postam ayse.yilmaz@example.com.tr ve telefonum 0532 123 45 67",
+                      "TC kimlik numaram 10000000146, IBAN TR33 0006 1005 1978 6457 8413 26",
+                      "kart numaram 5500 0000 0000 0004"],
+        secrets=["ayse.yilmaz@example.com.tr", "0532 123 45 67", "10000000146", "TR33 0006 1005 1978 6457 8413 26",
+                 "TR330006100519786457841326", "5500 0000 0000 0004", "5500000000000004"],
+        estimate_payload='/inform{"model_id":"llama-3.1-8b","method":"qlora","seq_len":2048,"budget_usd":100}',
+        ask_human="bir insanla görüşmek istiyorum", yes="evet", bad_contact="ayse@",
+        contact="@ayse_yilmaz", canonical_contact="@ayse_yilmaz",
+        staff_reply="Merhaba, 8B QLoRA için L4 yeterli. IBAN TR330006100519786457841326 hesabına ödeme yapabilirsiniz.",
+        while_paused="teşekkürler, bekliyorum", after_resume="merhaba",
+        expected_category="technical", expected_priority=3),
+}
+
+
+def _plain(value) -> str:
+    """Stored JSON with \\u escapes decoded, so Persian digits are searched as they were typed."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    text = str(value)
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False)
+    except (ValueError, TypeError):
+        return text
+
+
+def _assert_nothing_in_clear(stored: str, secrets: List[str]) -> None:
+    for secret in secrets:
+        assert secret not in stored, f"{secret!r} stored in clear"
+        assert secret.replace(" ", "") not in stored.replace(" ", ""), f"{secret!r} stored in clear"
+
+
+def _texts(replies) -> str:
+    return "\n".join(r.get("text", "") for r in replies if r.get("text"))
+
+
+@pytest.mark.parametrize("lang", ["fa", "tr"])
+def test_conversation_ticket_staff_reply_resume(stack: Stack, lang: str):
+    s = SCRIPTS[lang]
+    user = Conversation(stack.rasa)
+    for message in s.pii_messages:
+        user.say(message)
+    user.say(s.estimate_payload)
+    assert stack.client.tracker(user.sender)["slots"]["estimate_summary"], "the estimate ran"
+
+    intro = _texts(user.say(s.ask_human))
+    assert fixed_prefix("utter_handoff_intro", lang)[:20] in intro
+    assert "KVKK" in intro  # the consent question with its notice follows at once
+    assert fixed_prefix("utter_ask_handoff_contact", lang)[:15] in _texts(user.say(s.yes))
+    assert fixed_prefix("utter_invalid_contact", lang)[:20] in _texts(user.say(s.bad_contact))
+    opened = _texts(user.say(s.contact))
+    assert fixed_prefix("utter_ticket_opened", lang) in opened
+    ticket_id = TICKET_ID.search(opened).group()
+    assert s.canonical_contact in opened
+
+    ticket = stack.store.get(ticket_id)
+    assert (ticket.language, ticket.channel, ticket.sender_id, ticket.status) == (lang, "rest", user.sender, "open")
+    assert (ticket.category, ticket.priority) == (s.expected_category, s.expected_priority)
+    assert ticket.contact == s.canonical_contact and ticket.consent
+    model_id = json.loads(s.estimate_payload[len("/inform"):])["model_id"]
+    assert ticket.slots["model_id"] == model_id and ticket.estimate_summary["per_gpu_gib"] > 0
+    excerpt = "\n".join(m.text for m in ticket.excerpt)
+    assert "[PHONE]" in excerpt or "[EMAIL]" in excerpt or "[CARD]" in excerpt
+
+    # Staff answer from the ticket: recorded in the conversation, bot paused.
+    outcome = service.reply(stack.store, stack.client, ticket_id, s.staff_reply, author="Zeynep")
+    assert outcome.ok and outcome.messages == ["reply_recorded"]  # REST cannot receive pushes
+    tracker = stack.client.tracker(user.sender)
+    assert tracker["paused"] is True
+    staff_events = [e for e in tracker["events"] if e["event"] == "bot" and (e.get("metadata") or {}).get("staff")]
+    assert len(staff_events) == 1 and staff_events[0]["text"].startswith(
+        yaml.safe_load((ROOT / "knowledge" / "handoff.yml").read_text())["customer"]["staff_reply_prefix"][lang])
+    assert stack.store.get(ticket_id).status == "in_progress"
+
+    # The customer writes while a person handles the conversation: recorded, the bot stays quiet.
+    assert user.say(s.while_paused) == []
+    assert any(e["event"] == "user" and e.get("text") == s.while_paused
+               for e in stack.client.tracker(user.sender)["events"])
+
+    # Closing the ticket resumes the bot, which says so in the customer's language.
+    outcome = service.close(stack.store, stack.client, ticket_id, author="Zeynep", note="done")
+    assert outcome.ok and "bot_resumed" in outcome.messages
+    tracker = stack.client.tracker(user.sender)
+    assert tracker["paused"] is False
+    assert any(e["event"] == "bot" and e.get("text") == response_text("utter_handoff_resumed", lang)
+               for e in tracker["events"])
+    assert user.say(s.after_resume), "the bot answers again after the ticket is closed"
+    assert stack.store.get(ticket_id).status == "closed"
+
+    # Read both databases back with plain SQL: personal data only masked, the consented contact only in its field.
+    events = "\n".join(_plain(row) for row in stack.tracker_rows(user.sender))
+    assert s.while_paused in events and "[" in events
+    _assert_nothing_in_clear(events, s.secrets + [s.canonical_contact])
+    for mask in ("[EMAIL]", "[PHONE]", "[CARD]"):
+        assert mask in events
+    assert ("[IR_NATIONAL_ID]" if lang == "fa" else "[TC_KIMLIK]") in events and "[IBAN]" in events
+
+    rows = stack.ticket_rows(user.sender)
+    assert len(rows) == 1 and rows[0]["contact"] == s.canonical_contact
+    stored = "\n".join(_plain(v) for k, v in rows[0].items() if k not in ("contact", "notes"))
+    stored += "\n".join(_plain(n["text"]) for n in rows[0]["notes"])
+    _assert_nothing_in_clear(stored, s.secrets if lang == "tr" else
+                             [x for x in s.secrets if x != s.canonical_contact] + ["09121234567"])
+    assert s.canonical_contact not in stored
+    assert any(n["kind"] == "reply" for n in rows[0]["notes"])
+
+
+@pytest.mark.parametrize("lang,ask,no", [("fa", "می‌خواهم با یک کارشناس صحبت کنم", "نه"),
+                                         ("tr", "teklif istiyorum", "hayır")])
+def test_without_consent_an_anonymous_ticket(stack: Stack, lang, ask, no):
+    user = Conversation(stack.rasa)
+    user.say("سلام" if lang == "fa" else "merhaba")
+    user.say(ask)
+    opened = _texts(user.say(no))
+    assert fixed_prefix("utter_ticket_opened_anonymous", lang) in opened
+    ticket = stack.store.get(TICKET_ID.search(opened).group())
+    assert ticket.contact is None and not ticket.consent and ticket.sender_id == user.sender
+    assert ticket.language == lang
+    # Asking again while the ticket is open does not open a second one: the user is given the open one.
+    again = _texts(user.say(ask))
+    assert fixed_prefix("utter_ticket_already_open", lang) in again and ticket.id in again
+    assert [t.id for t in stack.store.list(sender_id=user.sender)] == [ticket.id]
+    stack.store.set_status(ticket.id, "closed")
+
+
+def test_rasa_api_needs_the_token(stack: Stack):
+    with pytest.raises(RasaUnavailable, match="401"):
+        RasaClient(stack.rasa.url, "wrong-token").tracker("anyone")
+
+
+@pytest.mark.parametrize("lang", ["fa"])
+def test_staff_reply_is_pushed_to_the_website_widget(stack: Stack, lang):
+    """socket.io can receive pushes: the staff answer arrives in the open widget as bot_uttered."""
+    import socketio
+
+    async def run() -> None:
+        received: List[dict] = []
+        client = socketio.AsyncClient()
+        client.on("bot_uttered", lambda data: received.append(data))
+        session_id = f"widget-{uuid.uuid4().hex[:10]}"
+        await client.connect(stack.rasa.url, transports=["polling"], socketio_path="/socket.io")
+        try:
+            await client.emit("session_request", {"session_id": session_id})
+            await asyncio.sleep(0.5)
+
+            async def say(text: str) -> List[dict]:
+                """Send a message; collect the replies until none has arrived for 1.5 s (10 s at most)."""
+                start = len(received)
+                await client.emit("user_uttered", {"message": text, "session_id": session_id})
+                seen, quiet = start, 0.0
+                for _ in range(100):
+                    await asyncio.sleep(0.1)
+                    quiet = 0.0 if len(received) != seen else quiet + 0.1
+                    seen = len(received)
+                    if seen > start and quiet >= 1.5:
+                        break
+                return received[start:]
+
+            await say("سلام")
+            await say("/request_human")
+            opened = await say("/deny")
+            text = "\n".join(m.get("text", "") for m in opened)
+            ticket_id = TICKET_ID.search(text).group()
+
+            start = len(received)
+            outcome = await asyncio.to_thread(service.reply, TicketStore(stack.store.url,
+                                                                         spool_dir=stack.store.spool.directory),
+                                              stack.client, ticket_id, "یک همکار اینجاست", "Ali")
+            assert outcome.messages == ["reply_sent"]
+            for _ in range(50):
+                if len(received) > start:
+                    break
+                await asyncio.sleep(0.1)
+            assert any("یک همکار اینجاست" in m.get("text", "") for m in received[start:])
+            await asyncio.to_thread(service.close, stack.store, stack.client, ticket_id, "Ali", None)
+            for _ in range(50):
+                if any(m.get("text") == response_text("utter_handoff_resumed", lang) for m in received[start:]):
+                    break
+                await asyncio.sleep(0.1)
+            assert any(m.get("text") == response_text("utter_handoff_resumed", lang) for m in received[start:])
+        finally:
+            await client.disconnect()
+
+    asyncio.run(run())
