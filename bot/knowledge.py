@@ -74,6 +74,9 @@ class Localized(_Strict):
     _fa = validator("fa", allow_reuse=True)(_non_empty)
     _tr = validator("tr", allow_reuse=True)(_non_empty)
 
+    def __getitem__(self, lang: str) -> str:  # card.typical_use["fa"], as docs/architecture.md shows
+        return getattr(self, lang)
+
 
 class GpuCard(_Strict):
     id: str = Field(..., regex=r"^[a-z0-9][a-z0-9.-]*$")

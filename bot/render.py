@@ -13,7 +13,6 @@ from bot.knowledge import LANGS, InputError, Knowledge, UnknownModel, load_knowl
 MESSAGE_LIMIT = 4096
 TOP_CARDS = 3
 MAX_PARTS = 3
-MAX_BUDGET_CARDS = 4
 
 
 def _check_lang(lang: str) -> str:
@@ -122,6 +121,8 @@ def _budget_line(advice, lang: str, kb: Knowledge) -> Optional[str]:
     if verdict is None:
         return None
     names = {card.card_id: card.name for card in advice.cards}
+    if advice.multi_gpu is not None and not advice.fitting_cards:
+        names[advice.multi_gpu.card_id] = f"{advice.multi_gpu.count}x {advice.multi_gpu.name}"
     if verdict.verdict == "unlimited":
         fitting = advice.fitting_cards
         if not fitting:
@@ -130,8 +131,15 @@ def _budget_line(advice, lang: str, kb: Knowledge) -> Optional[str]:
         return kb.text("budget_unlimited", lang, card=fastest.name)
     budget = money(verdict.budget_usd, lang, whole_if_round=True)
     if verdict.verdict == "fits":
-        cards = [names.get(c, c) for c in verdict.cards_within[:MAX_BUDGET_CARDS]]
-        return kb.text("budget_fits", lang, budget=budget, cards=kb.text("list_separator", lang).join(cards))
+        cheapest = names.get(verdict.cheapest_card, verdict.cheapest_card)
+        cost = money(verdict.cheapest_cost_usd_with_vat, lang)
+        options = len(advice.fitting_cards)
+        if not options:  # no single card: the multi-GPU plan is the one option
+            return kb.text("budget_fits_multi", lang, budget=budget, cost=cost)
+        if len(verdict.cards_within) == options:
+            return kb.text("budget_fits_all", lang, budget=budget, card=cheapest, cost=cost)
+        return kb.text("budget_fits", lang, budget=budget, count=len(verdict.cards_within), total=options,
+                       card=cheapest, cost=cost)
     if verdict.verdict == "over":
         bought = verdict.tokens_by_card.get(verdict.cheapest_card, 0)
         return kb.text("budget_over", lang, budget=budget, card=names.get(verdict.cheapest_card, verdict.cheapest_card),

@@ -32,7 +32,7 @@ def test_estimate_prints_answer_breakdown_and_card_table():
     out = run("estimate", "--model", "llama-3.1-8b", "--method", "qlora", "--seq-len", "2048", "--budget", "50",
               "--examples", "5000", "--avg-tokens", "600", "--epochs", "3").stdout
     assert "Llama 3.1 8B" in out and "Memory needed" in out
-    assert "Within your $50 budget" in out
+    assert "$50 budget (incl. VAT)" in out
     for header in ("Card", "Usable", "Status", "$/h excl. VAT", "$/h incl. VAT", "tokens/s", "Cost incl. VAT"):
         assert header in out
     table = out.split("Card ", 1)[1]
