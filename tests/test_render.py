@@ -175,3 +175,21 @@ def test_durations_and_token_counts():
     assert duration(5.04, "tr", KB) == "5 saat"
     assert duration(72, "fa", KB) == "3 روز"
     assert tokens(20e6, "en", KB) == "20 million" and tokens(1.5e9, "tr", KB) == "1,5 milyar"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_budget_fits_variants(lang):
+    some = advice_for(total_tokens=20e6, budget_usd=5)
+    within, total = len(some.budget_verdict.cards_within), len(some.fitting_cards)
+    assert 0 < within < total
+    cheapest = next(c for c in some.cards if c.card_id == some.budget_verdict.cheapest_card)
+    assert KB.text("budget_fits", lang, budget="5", count=within, total=total, card=cheapest.name,
+                   cost=money(cheapest.cost_usd_with_vat, lang)) in render_advice(some, lang)
+    everything = advice_for(total_tokens=20e6, budget_usd=500)
+    assert len(everything.budget_verdict.cards_within) == len(everything.fitting_cards)
+    assert KB.text("budget_fits_all", lang, budget="500", card=cheapest.name,
+                   cost=money(cheapest.cost_usd_with_vat, lang)) in render_advice(everything, lang)
+    multi = advice_for(size_b=70, method="full", total_tokens=20e6, budget_usd=100000)
+    if multi.multi_gpu is not None:
+        assert KB.text("budget_fits_multi", lang, budget=money(100000, lang, whole_if_round=True),
+                       cost=money(multi.multi_gpu.cost_usd_with_vat, lang)) in render_advice(multi, lang)
