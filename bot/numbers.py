@@ -166,6 +166,7 @@ class Lexicon:
     connectors: set
     multipliers: PhraseTable  # labels: thousand, million, billion
     counters: PhraseTable
+    range_words: set
     units: PhraseTable  # labels: tokens, examples, epochs, gpus, params, usd, try, toman, eur, ignore
     keywords: PhraseTable  # labels: seq_len, budget_usd, ..., ignore, per_example
     methods: PhraseTable  # labels: qlora, lora, full_strong, full_weak
@@ -220,6 +221,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         connectors={_folded_word(w) for w in data["number_connectors"]},
         multipliers=_table(data["multipliers"]),
         counters=_table({"counter": data["counter_words"]}),
+        range_words={_folded_word(w) for w in data["range_words"]},
         units=_table(data["units"]),
         keywords=_table(data["keywords"]),
         methods=_table({k: methods[k] for k in ("qlora", "lora", "full_strong", "full_weak")}),

@@ -15,7 +15,15 @@ How a number is read:
   * otherwise the slot the bot asked for (``expected``), then the one safe guess: a power of two from 512 to
     131072 (or 4k, 8k ...) is a sequence length - no model size, budget or GPU count looks like that;
   * "4k" / "4 bin" / "۴ هزار" as a sequence length means 4096 (context sizes are powers of two); as a count of
-    examples it means 4000.
+    examples it means 4000;
+  * a range ("50-100 dolar", "۵۰ تا ۱۰۰ دلار") gives its upper end; alternatives ("8 veya 16 GPU") leave the first
+    one ambiguous;
+  * a dollar amount next to "per hour" ("saatlik 2 dolar") is a price, not a budget: ambiguous;
+  * when a slot is given twice the later value wins ("llama 8b değil, 70b olsun").
+
+Model names: the longest id, display name or alias of a preset found in the text; a family word ("llama", "لاما",
+"qwen") plus a separately written size ("لاما ۸ میلیارد") picks the preset of that family and size. ``model_size_b``
+is set with ``model_id`` (the preset's size).
 """
 from __future__ import annotations
 
@@ -39,6 +47,7 @@ MAX_UNMARKED_BUDGET_USD = 100_000
 # Above this a token count cannot be a sequence length people fine-tune with (Llama 3.1: 131072): it is a total.
 MAX_PLAUSIBLE_SEQ_LEN = 262_144
 POWER_OF_TWO_SEQ_RANGE = (512, 131_072)
+RANGE_DASHES = {"-", "–", "—", "~", "/"}
 
 SLOT_ALIASES = {
     "model": "model_size_b", "model_id": "model_size_b", "size": "model_size_b", "model_size": "model_size_b",
@@ -371,7 +380,19 @@ class _Parser:
         q.end = j
         q.raw = self.span_text(q.first, q.end) if q.end > q.first else q.raw
 
+    def _is_range_low(self, q: _Quantity) -> bool:
+        """ "50-100 dolar", "۵۰ تا ۱۰۰ دلار", "50 ile 100 dolar arası": the first number of a range."""
+        j = q.end
+        if j < self.n and self.tokens[j].text in self.lexicon.range_words:
+            j += 1
+        elif not (j < self.n and self.folded[self.tokens[j - 1].end:self.tokens[j].start].strip() in RANGE_DASHES):
+            return False
+        return j < self.n and self.tokens[j].is_number and self.tags[j] is None  # not "دو تا ۴۰۹۰" (RTX 4090)
+
     def _read_unit(self, q: _Quantity) -> None:
+        if self._is_range_low(q):
+            q.unit = "range_low"  # the upper end, read next with its unit, is what counts
+            return
         j = q.end
         while j < self.n and self.is_tagged(j, "counter"):
             q.counter = True
@@ -436,7 +457,7 @@ class _Parser:
 
     def classify(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
         unit, value = q.unit, q.absolute
-        if unit == "skip_weak":
+        if unit in ("skip_weak", "range_low"):
             return "skip", None
         if q.weak and not q.counter and unit in (None, "examples", "params", "ignore"):
             if not (unit is None and expected is not None and self._is_whole_answer(q)):
