@@ -1,0 +1,86 @@
+"""Checks shared by the end-to-end conversation suites: reply script, expected figures from the core library."""
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from typing import Any, Dict, List, Optional
+
+from bot.advice import AdviceRequest, advise
+from bot.knowledge import load_knowledge
+
+ARABIC_LETTER = re.compile(r"[\u0600-\u06FF\uFB50-\uFDFF\uFE70-\uFEFF]")
+TURKISH_LETTER = re.compile(r"[çğıöşüÇĞİÖŞÜ]")
+
+
+def letters(text: str) -> List[str]:
+    return [ch for ch in text if ch.isalpha()]
+
+
+def is_persian(text: str) -> bool:
+    """Mostly Arabic-script letters (GPU names, LoRA and GB stay in Latin script inside Persian text)."""
+    chars = letters(text)
+    return bool(chars) and sum(bool(ARABIC_LETTER.match(c)) for c in chars) / len(chars) > 0.5
+
+
+def is_turkish(text: str) -> bool:
+    return bool(letters(text)) and not ARABIC_LETTER.search(text) and bool(TURKISH_LETTER.search(text))
+
+
+def texts(replies: List[dict]) -> List[str]:
+    return [r["text"] for r in replies if r.get("text")]
+
+
+def joined(replies: List[dict]) -> str:
+    return "\n".join(texts(replies))
+
+
+def payloads(replies: List[dict]) -> List[str]:
+    return [b["payload"] for r in replies for b in r.get("buttons") or []]
+
+
+def images(replies: List[dict]) -> List[str]:
+    return [r["image"] for r in replies if r.get("image")]
+
+
+def assert_language(replies: List[dict], lang: str) -> None:
+    assert replies, "the bot did not answer"
+    check = is_persian if lang == "fa" else is_turkish
+    for text in texts(replies):
+        assert check(text), f"reply is not in {lang}: {text[:200]!r}"
+
+
+def tracker_slots(conversation) -> Dict[str, Any]:
+    server = conversation.server
+    url = f"{server.url}/conversations/{conversation.sender}/tracker?token={server.extra['auth_token']}"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return json.loads(resp.read())["slots"]
+
+
+def expected_advice(**request: Any):
+    """What the core library advises for the same values: the e2e answer must carry its figures."""
+    return advise(AdviceRequest(**request))
+
+
+def card_name(card_id: str) -> str:
+    return load_knowledge().gpu(card_id).name
+
+
+def price_text(usd: float, lang: str) -> str:
+    """Hourly price as render writes it: "$0.74" in Persian, "$0,74" in Turkish."""
+    text = f"{usd:.2f}"
+    return "$" + (text.replace(".", ",") if lang == "tr" else text)
+
+
+def assert_estimate(replies: List[dict], lang: str, *, best_card: Optional[str] = None,
+                    mentions: List[str] = ()) -> str:
+    text = joined(replies)
+    assert_language(replies, lang)
+    assert "GB" in text
+    assert ("KDV" in text) if lang == "tr" else ("مالیات" in text)
+    if best_card:
+        assert card_name(best_card) in text, f"{card_name(best_card)} missing from {text[:400]!r}"
+    for fragment in mentions:
+        assert fragment in text, f"{fragment!r} missing from {text[:600]!r}"
+    assert images(replies) and images(replies)[0].endswith(".png")
+    return text
