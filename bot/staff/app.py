@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import hmac
 import html
+import json
 import logging
 import os
 import urllib.parse
@@ -78,6 +79,7 @@ th,td{padding:.4rem .5rem;border-bottom:1px solid #e3e6ea;text-align:start;verti
 textarea{width:100%;min-height:4rem} form.inline{display:inline}
 dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem} dt{font-weight:600}
 .tag{display:inline-block;background:#eef;border-radius:3px;padding:0 .3rem;margin:0 .1rem}
+.ltr{direction:ltr;unicode-bidi:isolate}
 """
 
 
@@ -191,8 +193,8 @@ async def ticket_list(request: web.Request) -> web.Response:
         f'<tr class="ticket-row" data-id="{e(t.id)}"><td><a href="/tickets/{e(t.id)}">{e(t.id)}</a></td>'
         f'<td class="p{t.priority}">{e(L["priorities"][t.priority])}</td><td>{e(L["statuses"][t.status])}</td>'
         f'<td>{e(L["languages"].get(t.language, t.language))}</td><td>{e(L["categories"][t.category])}</td>'
-        f'<td>{e(t.channel)}</td><td>{t.created_at:%Y-%m-%d %H:%M}</td>'
-        f'<td>{e(t.contact or "—")}</td></tr>' for t in tickets)
+        f'<td>{e(t.channel)}</td><td class="ltr">{t.created_at:%Y-%m-%d %H:%M}</td>'
+        f'<td class="ltr">{e(t.contact or "—")}</td></tr>' for t in tickets)
     table = (f'<table id="tickets"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>' if tickets
              else f'<p id="no-tickets">{e(L["no_tickets"])}</p>')
     return page(request, L["tickets"], f"<h1>{e(L['tickets'])}</h1>{_flash(request)}{warning}{filters}{table}")
@@ -215,6 +217,14 @@ def _live_messages(rasa: RasaClient, ticket: Ticket) -> List[Dict[str, str]]:
     return out
 
 
+def _value(v: Any) -> str:
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
 def _messages_html(messages, L) -> str:
     return "".join(f'<div class="msg {e(m["role"])}"><strong>{e(L["roles"][m["role"]])}:</strong> {e(m["text"])}</div>'
                    for m in messages)
@@ -234,7 +244,7 @@ async def ticket_detail(request: web.Request) -> web.Response:
     live = await asyncio.to_thread(_live_messages, rasa, t)
     csrf = _csrf_field(request)
     reasons = "".join(f'<span class="tag">{e(reason_label(r, ui))}</span>' for r in t.priority_reasons)
-    contact = (f'{e(t.contact)} <span class="tag">{e(t.contact_kind)}</span>' if t.contact
+    contact = (f'<span class="ltr">{e(t.contact)}</span> <span class="tag">{e(t.contact_kind)}</span>' if t.contact
                else e(L["anonymous"]))
     meta = "".join(f"<dt>{e(L[k])}</dt><dd>{v}</dd>" for k, v in (
         ("status", f'<span id="status">{e(L["statuses"][t.status])}</span>'
@@ -243,10 +253,13 @@ async def ticket_detail(request: web.Request) -> web.Response:
         ("category", e(L["categories"][t.category])),
         ("language", e(L["languages"].get(t.language, t.language))),
         ("channel", e(t.channel)), ("sender", f"<code>{e(t.sender_id)}</code>"),
-        ("created", f"{t.created_at:%Y-%m-%d %H:%M} UTC"), ("updated", f"{t.updated_at:%Y-%m-%d %H:%M} UTC"),
+        ("created", f'<span class="ltr">{t.created_at:%Y-%m-%d %H:%M} UTC</span>'),
+        ("updated", f'<span class="ltr">{t.updated_at:%Y-%m-%d %H:%M} UTC</span>'),
         ("contact", f'<span id="contact">{contact}</span>')))
-    slots = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in t.slots.items() if v not in (None, "", [], {}))
-    estimate = "".join(f"<dt>{e(k)}</dt><dd>{e(v)}</dd>" for k, v in (t.estimate_summary or {}).items())
+    slots = "".join(f'<dt>{e(k)}</dt><dd class="ltr">{e(_value(v))}</dd>' for k, v in t.slots.items()
+                    if v not in (None, "", [], {}))
+    estimate = "".join(f'<dt>{e(k)}</dt><dd class="ltr">{e(_value(v))}</dd>'
+                       for k, v in (t.estimate_summary or {}).items() if v not in (None, "", [], {}))
     cards = " ".join(f'<span class="tag">{e(c)}</span>' for c in t.cards)
     notes = "".join(f'<li class="note {e(n.kind)}">{n.at:%Y-%m-%d %H:%M} <strong>{e(n.author)}</strong> '
                     f'[{e(L["note_kinds"][n.kind])}] <span class="text">{e(n.text)}</span></li>' for n in t.notes)
