@@ -102,13 +102,14 @@ class Advice(BaseModel):
 def _number(name: str, value: Optional[float], low: float, high: float, key: str, *, integer: bool = False):
     if value is None:
         return None
+    # Limits travel as numbers so render_error can write them the user's way (1.000.000 in Turkish).
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InputError(name, key, f"expected a number, got {value!r}", low=_fmt(low), high=_fmt(high))
+        raise InputError(name, key, f"expected a number, got {value!r}", low=low, high=high)
     if integer and value != int(value):
-        raise InputError(name, key, f"expected a whole number, got {value!r}", low=_fmt(low), high=_fmt(high))
+        raise InputError(name, key, f"expected a whole number, got {value!r}", low=low, high=high)
     if not (low <= value <= high):
         raise InputError(name, key, f"must be between {_fmt(low)} and {_fmt(high)}, got {_fmt(value)}",
-                         low=_fmt(low), high=_fmt(high), value=_fmt(value))
+                         low=low, high=high, value=value)
     return int(value) if integer else float(value)
 
 
@@ -126,11 +127,11 @@ def _resolve(req: AdviceRequest, kb: Knowledge):
     size = _number("size_b", req.size_b, 0, float("inf"), "bad_size")
     if size <= 0:
         raise InputError("size_b", "bad_size", f"model size must be positive, got {req.size_b!r}",
-                         low=_fmt(round(low, 1)), high=_fmt(round(high)), value=_fmt(req.size_b))
+                         low=round(low, 1), high=round(high), value=req.size_b)
     if not (low <= size <= high):
         raise InputError("size_b", "size_out_of_range",
                          f"no preset near {_fmt(size)}B (presets cover {_fmt(round(low, 1))}-{_fmt(round(high))}B)",
-                         low=_fmt(round(low, 1)), high=_fmt(round(high)), value=_fmt(size))
+                         low=round(low, 1), high=round(high), value=size)
     return resolve_model(size, kb)
 
 
@@ -163,7 +164,7 @@ def _build_plan(req: AdviceRequest, preset: ModelPreset) -> TrainingPlan:
         if req.lora_rank > preset.arch.hidden:
             raise InputError("lora_rank", "rank_above_hidden",
                              f"LoRA rank {req.lora_rank} is above the hidden size {preset.arch.hidden}",
-                             value=str(req.lora_rank), hidden=str(preset.arch.hidden), model=preset.display)
+                             value=int(req.lora_rank), hidden=preset.arch.hidden, model=preset.display)
         data = plan.dict()
         data["lora"] = LoraSpec(rank=int(req.lora_rank), targets=plan.lora.targets)
         plan = TrainingPlan(**data)
@@ -195,6 +196,7 @@ def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] 
     """Advice for an explicit plan (a plan file, or the plan :func:`advise` built). ``req`` supplies the budget,
     the volume and the user's wording; its model/method/seq_len are informational here."""
     kb = kb or load_knowledge()
+    validate(req)
     preset = preset or preset_for_arch(plan.model, kb)
     estimate = estimate_memory(plan)
     vat = kb.pricing.vat_rate

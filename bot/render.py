@@ -224,6 +224,16 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
 # ---------------------------------------------------------------------------------------------- errors
 
 
+def _param(value, lang: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if float(value).is_integer() and abs(value) >= 10000:
+        return number(value, lang, 0)
+    if float(value).is_integer():
+        return str(int(value))  # ranks, sizes and hidden widths read better ungrouped (2048, not 2,048)
+    return number(value, lang, 2)
+
+
 def render_error(error: Exception, lang: str, kb: Optional[Knowledge] = None) -> str:
     """One clear sentence in the user's language for a bad input (any other error gets a generic apology)."""
     _check_lang(lang)
@@ -234,7 +244,7 @@ def render_error(error: Exception, lang: str, kb: Optional[Knowledge] = None) ->
         suggestions = kb.text("list_separator", lang).join(names.get(s, s) for s in error.suggestions)
         return kb.text(key, lang, query=error.query, suggestions=suggestions)
     if isinstance(error, InputError) and f"error_{error.key}" in kb.texts:
-        params: Dict[str, str] = {k: str(v) for k, v in error.params.items()}
+        params: Dict[str, str] = {k: _param(v, lang) for k, v in error.params.items()}
         params.setdefault("name", error.field)
         try:
             return kb.text(f"error_{error.key}", lang, **params)
