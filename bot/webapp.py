@@ -38,7 +38,8 @@ def chart_dir() -> Path:
 async def security_headers(request: web.Request, handler):
     response = await handler(request)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    if response.content_type == "text/html":
+    # FileResponse only learns its content type while sending, so decide by path.
+    if request.path == "/" or request.path.endswith(".html"):
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     if request.path.endswith((".js", ".css", ".json")) or request.path.startswith("/charts/"):
         # The widget is embedded on other sites: they load its script, style and the chart images from here.
