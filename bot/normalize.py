@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 _ARABIC_TO_PERSIAN = {
     "\u064a": "\u06cc",  # ي ARABIC YEH -> ی FARSI YEH
@@ -71,59 +70,47 @@ _SPACES = {
 _TURKISH_MARKERS = set("ğĞşŞıİçÇöÖüÜ")
 
 
-@lru_cache(maxsize=4096)
-def _map_char(ch: str) -> str:
-    """The one-character replacement of ``ch`` apart from the context-dependent Turkish I."""
-    if ch in _SPACES:
-        return " "
-    if ch in _ARABIC_TO_PERSIAN:
-        return _ARABIC_TO_PERSIAN[ch]
-    if ch in _PUNCTUATION:
-        return _PUNCTUATION[ch]
-    code = ord(ch)
-    if 0x06F0 <= code <= 0x06F9:  # Persian digits
-        return chr(code - 0x06F0 + 0x30)
-    if 0x0660 <= code <= 0x0669:  # Arabic-Indic digits
-        return chr(code - 0x0660 + 0x30)
-    if ch == "\u0130":  # İ: lower() would give "i" + COMBINING DOT ABOVE
-        return "i"
-    if 0xFF01 <= code <= 0xFF5E or 0xFB50 <= code <= 0xFDFF or 0xFE70 <= code <= 0xFEFF:
-        folded = unicodedata.normalize("NFKC", ch)
-        if len(folded) == 1:
-            return _map_char(folded) if folded != ch else folded.lower()
-    lowered = ch.lower()
-    return lowered if len(lowered) == 1 else ch
+def _build_tables():
+    """Translation tables (code point -> one character) for str.translate: cased, and lower-casing (adds İ -> i)."""
+    table = {ord(ch): " " for ch in _SPACES}
+    table.update({ord(k): v for k, v in _ARABIC_TO_PERSIAN.items()})
+    table.update({ord(k): v for k, v in _PUNCTUATION.items()})
+    for offset in range(10):
+        table[0x06F0 + offset] = str(offset)  # Persian digits
+        table[0x0660 + offset] = str(offset)  # Arabic-Indic digits
+    # Fullwidth forms and Arabic presentation forms: their compatibility form when that is one character, itself
+    # passed through the table ("ﻙ" -> "ك" -> "ک"). Ligatures such as "ﻻ" (two letters) stay.
+    for code in [*range(0xFF01, 0xFF5F), *range(0xFB50, 0xFE00), *range(0xFE70, 0xFF00)]:
+        folded = unicodedata.normalize("NFKC", chr(code))
+        if len(folded) == 1 and folded != chr(code):
+            table[code] = table.get(ord(folded), folded)
+    lowering = dict(table)
+    lowering[0x0130] = "i"  # İ: "İ".lower() is "i" + COMBINING DOT ABOVE, two characters
+    return table, lowering
 
 
+_CASED_TABLE, _LOWERING_TABLE = _build_tables()
 _WORD_RE = re.compile(r"\w+")
-
-
-def _recapitalise(ch: str) -> str:
-    upper = ch.upper()
-    return upper if len(upper) == 1 else ch
 
 
 def normalize(text: str, lowercase: bool = True) -> str:
     """Same-length normalisation of a chat message (see the module docstring)."""
     if not text:
         return text
-    chars = [_map_char(ch) for ch in text]
     if not lowercase:
-        # keep what the user capitalised; the letter, digit and space mappings still apply
-        chars = [ch if ch == "\u0130" else _recapitalise(mapped) if ch.isupper() else mapped
-                 for ch, mapped in zip(text, chars)]
-    if lowercase and "I" in text:
-        for match in _WORD_RE.finditer(text):
-            word = match.group()
-            if "I" not in word:
-                continue
-            dotless = bool(_TURKISH_MARKERS.intersection(word))
+        return text.translate(_CASED_TABLE)
+    # Once İ is replaced no character lower-cases to two, so .lower() keeps the length.
+    result = text.translate(_LOWERING_TABLE).lower()
+    if "I" not in text:
+        return result
+    chars = list(result)
+    for match in _WORD_RE.finditer(text):
+        word = match.group()
+        if "I" in word and _TURKISH_MARKERS.intersection(word):
             for offset, ch in enumerate(word):
                 if ch == "I":
-                    chars[match.start() + offset] = "ı" if dotless else "i"
-    result = "".join(chars)
-    assert len(result) == len(text)
-    return result
+                    chars[match.start() + offset] = "ı"  # a Turkish keyboard writes "ı" in upper case as "I"
+    return "".join(chars)
 
 
 # Arabic diacritics (harakat, tanwin, shadda, sukun, superscript alef, Quranic marks) and tatweel.
