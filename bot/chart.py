@@ -24,13 +24,31 @@ COLOURS = {
     "activations": "#CC79A7", "logits": "#D55E00", "overhead": "#999999",
 }
 _RTL = re.compile(r"[\u0590-\u08ff\ufb50-\ufdff\ufe70-\ufeff]")
-# python-bidi reorders but does not mirror paired brackets (Unicode BiDi rule L4); in a right-to-left label every
-# bracket sits at an RTL level, so its glyph is swapped here.
-_MIRROR = str.maketrans("()[]{}«»", ")(][}{»«")
+# python-bidi (>= 0.5) reorders but does not mirror brackets (Unicode BiDi rule L4). Each "(...)" pair gets its own
+# bracket type before reordering so it can be found afterwards; a pair that comes out closing-before-opening sat in
+# a right-to-left run and is mirrored back into "(...)".
+_PAIR_TYPES = [("(", ")"), ("[", "]"), ("{", "}"), ("\u27e8", "\u27e9"), ("\u27e6", "\u27e7"), ("\u27ea", "\u27eb")]
+
+
+def _tag_pairs(text: str):
+    """Give each balanced "(...)" its own bracket type; None when the text has other brackets or too many."""
+    if any(ch in text for opening, closing in _PAIR_TYPES[1:] for ch in (opening, closing)):
+        return None
+    chars, stack, pairs = list(text), [], 0
+    for index, ch in enumerate(chars):
+        if ch == "(":
+            stack.append(index)
+        elif ch == ")" and stack:
+            start = stack.pop()
+            if pairs == len(_PAIR_TYPES):
+                return None
+            chars[start], chars[index] = _PAIR_TYPES[pairs]
+            pairs += 1
+    return "".join(chars), pairs
 
 
 def shape(text: str) -> str:
-    """Text as matplotlib must draw it: Arabic-script runs joined and reordered for display."""
+    """Text as matplotlib must draw it: Arabic-script runs joined and put in visual (left-to-right) order."""
     if not _RTL.search(text):
         return text
     import arabic_reshaper
@@ -38,7 +56,15 @@ def shape(text: str) -> str:
         from bidi import get_display
     except ImportError:  # python-bidi < 0.5
         from bidi.algorithm import get_display
-    return get_display(arabic_reshaper.reshape(text), base_dir="R").translate(_MIRROR)
+    tagged = _tag_pairs(text)
+    if tagged is None:
+        return get_display(arabic_reshaper.reshape(text), base_dir="R")
+    tagged_text, pairs = tagged
+    display = list(get_display(arabic_reshaper.reshape(tagged_text), base_dir="R"))
+    for opening, closing in _PAIR_TYPES[:pairs]:
+        first, second = sorted((display.index(opening), display.index(closing)))
+        display[first], display[second] = "(", ")"
+    return "".join(display)
 
 
 def candidate_cards(advice) -> List[Tuple[str, float, str]]:
@@ -69,7 +95,8 @@ def render_chart(advice, lang: str, path: Union[str, Path], kb: Optional[Knowled
     cards = candidate_cards(advice)
 
     with matplotlib.rc_context({"font.family": FONT, "axes.unicode_minus": False}):
-        fig, ax = plt.subplots(figsize=(8, 1.2 + 0.55 * (len(cards) + 1 + (multi is not None))), dpi=110)
+        bars = len(cards) + 1 + (multi is not None)
+        fig, ax = plt.subplots(figsize=(8, 1.6 + 0.55 * bars), dpi=110)
         rows = []
         # The estimate as one stacked bar (per GPU of the single-card plan).
         left = 0.0
@@ -82,15 +109,17 @@ def render_chart(advice, lang: str, path: Union[str, Path], kb: Optional[Knowled
             left += value
         ax.errorbar(per_gpu, y_estimate, xerr=[[per_gpu - estimate.low_gib], [estimate.high_gib - per_gpu]],
                     fmt="none", ecolor="black", capsize=4, label=shape(kb.text("chart_range", lang)))
-        rows.append((y_estimate, f"{shape(kb.text('chart_need', lang))} ({gb(per_gpu, lang)} GB)"))
+        rows.append((y_estimate, shape(kb.text("chart_need", lang, value=gb(per_gpu, lang)))))
         if multi is not None:
             y_multi = len(cards)
             ax.barh(y_multi, multi.per_gpu_gib, color="#444444", alpha=0.6)
-            rows.append((y_multi, f"{multi.count}x {multi.name}: {gb(multi.per_gpu_gib, lang)} GB / GPU"))
+            rows.append((y_multi, shape(kb.text("chart_multi", lang, count=multi.count, name=multi.name,
+                                                value=gb(multi.per_gpu_gib, lang)))))
         for index, (label, usable, status) in enumerate(reversed(cards)):
             colour = {"fits": "#7fbf7f", "tight": "#f0c05a", "no_fit": "#e08080"}[status]
             ax.barh(index, usable, color=colour, edgecolor="#333333", linewidth=0.5)
-            rows.append((index, f"{label} ({gb(usable, lang)} GB) - {shape(kb.text(f'status_{status}', lang))}"))
+            rows.append((index, shape(kb.text("chart_card", lang, name=label, usable=gb(usable, lang),
+                                              status=kb.text(f"status_{status}", lang)))))
         ax.axvline(per_gpu, color="black", linestyle="--", linewidth=1)
         ticks, labels = zip(*sorted(rows))
         ax.set_yticks(list(ticks))
@@ -99,8 +128,9 @@ def render_chart(advice, lang: str, path: Union[str, Path], kb: Optional[Knowled
         ax.set_title(shape(kb.text("chart_title", lang, model=advice.preset.display, method=method,
                                    seq_len=advice.plan.seq_len)))
         ax.set_xlabel(shape(kb.text("chart_axis", lang)))
-        ax.legend(loc="lower right", fontsize="small", framealpha=0.9)
+        # Below the axes, so the legend never hides a bar.
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=4, fontsize="small", frameon=False)
         fig.tight_layout()
-        fig.savefig(path, format="png")
+        fig.savefig(path, format="png", bbox_inches="tight")
         plt.close(fig)
     return path

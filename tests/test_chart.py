@@ -39,6 +39,9 @@ def test_persian_is_shaped_and_reordered():
     # joined letters use the Arabic presentation forms; brackets are mirrored into visual order
     assert any(unicodedata.name(ch).startswith("ARABIC LETTER") and "FORM" in unicodedata.name(ch) for ch in shaped)
     assert shaped.startswith("(GB)")
+    # brackets inside a left-to-right run stay as they are; the Persian words move to the left end
+    assert shape("B200 (179 GB): جا نمی\u200cشود").endswith(":B200 (179 GB)")
+    assert shape("آموزش کامل (full fine-tuning)").startswith("(full fine-tuning)")
     assert shape("Bellek (GB)") == "Bellek (GB)"
 
 
