@@ -267,6 +267,8 @@ class _Parser:
                 if self.tokens[i].is_number and category not in ("method", "gpu"):
                     continue
                 length, label = tables[category].longest_at(self.tokens, i)
+                if category == "gpu" and not self._gpu_name_written_as_one(i, length):
+                    continue
                 if length > best_len and not any(self.consumed[i:i + length]):
                     best_len, best = length, _Tag(category, label, i, i + length)
             if best is None:
@@ -275,6 +277,14 @@ class _Parser:
             for k in range(best.start, best.end):
                 self.tags[k] = best
             i += best_len
+
+    def _gpu_name_written_as_one(self, start: int, length: int) -> bool:
+        """ "b200" / "l40s" are names, "7b 200 örnek" is not B200: a short letter and its digits must touch."""
+        for k in range(start + 1, start + length):
+            previous = self.tokens[k - 1]
+            if self.tokens[k].is_number and not self.tokens[k].glued and len(previous.text) <= 2:
+                return False
+        return True
 
     def span_text(self, first: int, end: int) -> str:
         """The folded text from token ``first`` to the token before ``end``, as typed ("10k", "500 هزار")."""
@@ -417,6 +427,8 @@ class _Parser:
             named = self.tag(before.start - 1)
             if named is not None and (named.category == "gpu" or named.label == "gpus"):
                 q.unit = "gpus"  # "A100 x 2", "GPU x 4"
+        elif q.unit is None and q.counter and before is not None and (before.category == "gpu" or before.label == "gpus"):
+            q.unit = "gpus"  # "H100 2 tane", "A100 ۲ تا"
         if q.unit == "tokens":
             q.per_example = self._per_example_after(q.unit_end)
         q.keyword = self._keyword_before(q.first)
