@@ -147,3 +147,30 @@ def test_from_values_turns_type_errors_into_field_errors():
     assert info.value.field == "seq_len" and info.value.key == "bad_value"
     ok = AdviceRequest.from_values(model="llama-3.1-8b", method="lora", seq_len=1024, budget_usd=None)
     assert ok.budget_usd is None and ok.seq_len == 1024
+
+
+# The seed article's table "rough VRAM need by model size" names cards per size and method; the advice built on
+# the estimator must agree with it (sequence length 2048, the defaults of bot/plans.py).
+@pytest.mark.parametrize("size,method,fits,does_not_fit", [
+    (8, "qlora", ["l4", "rtx4090"], []),                    # "7B/8B QLoRA: L4 24 GB, RTX 4090 24 GB"
+    (8, "lora", ["a40", "l40s"], []),                       # "LoRA: A40 48 GB, L40S 48 GB"
+    (13, "qlora", ["rtx4090", "a40"], []),                  # "13B QLoRA: RTX 4090 (tight), A40"
+    (13, "lora", ["a100"], ["rtx4090"]),                    # "13B LoRA: A40/L40S (tight), A100 80 GB"
+    (32, "qlora", ["a40", "l40s"], ["rtx4090"]),            # "32B QLoRA: A40 48 GB, L40S 48 GB"
+    (32, "lora", ["rtx-pro-6000", "h200"], ["a40", "l40s"]),  # "32B LoRA: RTX PRO 6000 96 GB, H200 141 GB"
+    (70, "qlora", ["a100", "h100", "rtx-pro-6000"], ["a40"]),  # "70B QLoRA: A100/H100 80 GB, RTX PRO 6000"
+    (70, "lora", ["b200"], ["h100", "rtx-pro-6000"]),       # "70B LoRA: B200 180 GB (tight) or several GPUs"
+    (7, "full", ["h200"], ["h100", "a100"]),                # "7B full: several A100/H100 80 GB or H200 141 GB"
+])
+def test_advice_agrees_with_the_seed_table(size, method, fits, does_not_fit):
+    advice = advise(req(size_b=size, method=method))
+    status = {card.card_id: card.status for card in advice.cards}
+    assert all(status[card] != "no_fit" for card in fits), status
+    assert all(status[card] == "no_fit" for card in does_not_fit), status
+
+
+@pytest.mark.parametrize("size", [13, 32, 70])
+def test_full_fine_tuning_beyond_small_models_needs_several_gpus(size):
+    # seed article: "full training, except for small models, needs a serious multi-GPU configuration"
+    advice = advise(req(size_b=size, method="full"))
+    assert not advice.fitting_cards and advice.needs_quote
