@@ -126,7 +126,8 @@ def _budget_line(advice, lang: str, kb: Knowledge) -> Optional[str]:
     if verdict.verdict == "unlimited":
         fitting = advice.fitting_cards
         if not fitting:
-            return None
+            multi = advice.multi_gpu
+            return kb.text("budget_unlimited", lang, card=names[multi.card_id]) if multi else None
         fastest = max(fitting, key=lambda c: c.tokens_per_second or 0)
         return kb.text("budget_unlimited", lang, card=fastest.name)
     budget = money(verdict.budget_usd, lang, whole_if_round=True)
