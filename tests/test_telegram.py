@@ -369,3 +369,24 @@ def test_staff_push_through_the_http_api_reaches_telegram(telegram_server, fake)
     with urllib.request.urlopen(request, timeout=60) as resp:
         assert resp.status == 200
     assert PERSIAN.search("\n".join(texts_to(fake, 670)))
+
+
+@pytest.mark.e2e
+def test_typing_action_comes_before_the_answer(telegram_server, fake):
+    post_update(telegram_server, message_update("سلام", chat_id=680))
+    methods = [c.method for c in fake.calls() if str(c.payload.get("chat_id")) == "680"]
+    assert methods[0] == "sendChatAction" and "sendMessage" in methods
+    assert fake.calls("sendChatAction")[0].payload["action"] == "typing"
+
+
+@pytest.mark.e2e
+def test_a_button_token_from_before_a_restart_falls_back_to_the_button_title(telegram_server, fake):
+    """Tokens for long payloads live in memory; after a restart the pressed button's title is sent instead."""
+    keyboard = {"inline_keyboard": [[{"text": "سلام", "callback_data": "cb:0123456789abcdef01234567"}]]}
+    update = {"update_id": next(_update_ids), "callback_query": {
+        "id": "cbq-690", "from": user(690, "fa"), "chat_instance": "ci-690", "data": "cb:0123456789abcdef01234567",
+        "message": {"message_id": 56, "date": 1700000000, "chat": {"id": 690, "type": "private"}, "text": "…",
+                    "reply_markup": keyboard}}}
+    assert post_update(telegram_server, update)[0] == 200
+    assert fake.calls("answerCallbackQuery")[0].payload == {"callback_query_id": "cbq-690"}
+    assert PERSIAN.search("\n".join(texts_to(fake, 690))), "the title 'سلام' was understood as a greeting"

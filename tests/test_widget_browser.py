@@ -276,3 +276,15 @@ def test_webapp_serves_charts_config_and_a_strict_page(site):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{site['url']}{path}", timeout=10)
         assert refused.value.code in (403, 404), path
+
+
+def test_new_chat_starts_a_fresh_session(site, page):
+    page.goto(f"{site['url']}/?lang=tr")
+    wait_for_bot(page, 0)
+    old_session = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")
+    type_message(page, "Teşekkürler")
+    page.click(".gpa-reset")
+    wait_for_bot(page, 0)
+    assert page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))") != old_session
+    assert [h["who"] for h in history_snapshot(page)] == ["bot"], "only the new greeting is shown"
+    assert len(page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.history'))")) == 1

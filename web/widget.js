@@ -399,10 +399,12 @@
     storageSet("history", this.history);
     storageSet("session", this.sessionId);
     this.log.textContent = "";
-    if (!this.socket) return;
-    this.socket.emit("session_request", { session_id: this.sessionId });
-    this.greet();
     this.input.focus();
+    if (!this.socket) return;
+    // A fresh connection leaves the old conversation's room; the greeting follows its session_confirm.
+    this.pendingGreet = true;
+    this.socket.disconnect();
+    this.socket.connect();
   };
 
   Widget.prototype.greet = function () {
@@ -415,7 +417,7 @@
   Widget.prototype.connect = function (io, url, path) {
     var self = this;
     var t = this.t;
-    var firstVisit = !this.sessionId;
+    this.pendingGreet = !this.sessionId;
     if (!this.sessionId) {
       this.sessionId = newSessionId();
       storageSet("session", this.sessionId);
@@ -428,13 +430,15 @@
     });
     this.socket.on("session_confirm", function () {
       self.setStatus(t.connected, "connected");
-      if (firstVisit) {
-        firstVisit = false;
+      if (self.pendingGreet) {
+        self.pendingGreet = false;
         self.greet();
       }
     });
     this.socket.on("bot_uttered", function (message) { self.receive(message); });
-    this.socket.on("disconnect", function () { self.setStatus(t.reconnecting, "reconnecting"); });
+    this.socket.on("disconnect", function (reason) {
+      if (reason !== "io client disconnect") self.setStatus(t.reconnecting, "reconnecting");
+    });
     this.socket.io.on("reconnect_attempt", function () { self.setStatus(t.reconnecting, "reconnecting"); });
     this.socket.on("connect_error", function () { self.setStatus(t.reconnecting, "reconnecting"); });
   };

@@ -147,6 +147,9 @@ class TelegramOutput(OutputChannel):
         if json_message.get("text"):
             await self.send_text_message(recipient_id, str(json_message["text"]))
 
+    async def send_chat_action(self, recipient_id: Text, action: str) -> None:
+        await self._call("sendChatAction", {"chat_id": recipient_id, "action": action})
+
     async def answer_callback_query(self, callback_query_id: str) -> None:
         await self._call("answerCallbackQuery", {"callback_query_id": callback_query_id})
 
@@ -257,6 +260,8 @@ class TelegramInput(InputChannel):
         text, chat, sender = found["text"], found["chat"], found["from"]
         if not text or chat.get("id") is None:
             return
+        # "typing…" in the user's app while the assistant works (Telegram clears it with the first reply).
+        await out.send_chat_action(str(chat["id"]), "typing")
         language_code = str(sender.get("language_code") or "")
         metadata: Dict[str, Any] = {"telegram": {
             "update_id": update["update_id"],
