@@ -142,6 +142,16 @@ def test_log_filter_masks_message_and_arguments(caplog):
     assert "09121234567" not in caplog.text and VALID_TR_IBAN not in caplog.text
 
 
+def test_json_escaped_persian_digits_in_logs_are_masked(caplog):
+    install_log_redaction()
+    with caplog.at_level(logging.DEBUG):
+        # Rasa's structlog output: JSON with ensure_ascii, so Persian digits arrive as \u06f0 escapes.
+        logging.getLogger("rasa.core.policies.rule_policy").debug(
+            json.dumps({"current_states": f"user text: کد ملی {VALID_IR_ID.translate(PERSIAN_DIGITS)}"}))
+    assert "[IR_NATIONAL_ID]" in caplog.text
+    assert json.dumps(VALID_IR_ID.translate(PERSIAN_DIGITS))[1:-1] not in caplog.text
+
+
 def test_installed_redaction_covers_every_logger(caplog):
     install_log_redaction()
     with caplog.at_level(logging.DEBUG):

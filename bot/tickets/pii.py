@@ -283,6 +283,9 @@ def _canonical_phone(raw: str) -> Optional[Contact]:
 # ---------------------------------------------------------------- logging
 
 
+_ESCAPED_DIGIT = re.compile(r"\\u(06f[0-9]|066[0-9])", re.IGNORECASE)
+
+
 class PiiLogFilter(logging.Filter):
     """Masks personal data in log records (message and arguments) before any handler writes them."""
 
@@ -298,6 +301,9 @@ def mask_log_record(record: logging.LogRecord) -> logging.LogRecord:
         message = record.getMessage()
     except Exception:  # a broken format string must still reach the log, masked
         message = str(record.msg)
+    # Rasa's structured debug logs are JSON with non-ASCII escaped: Persian/Arabic digits arrive as \u06f0...
+    # and would slip past the detectors, so they are written as the ASCII digits they are.
+    message = _ESCAPED_DIGIT.sub(lambda m: str(int(m.group(1), 16) & 0xF), message)
     record.msg = mask_text(message)
     record.args = ()
     if record.exc_text:

@@ -102,7 +102,8 @@ def stack(request, rasa_model, tmp_path_factory):
                     t["notes"] = [dict(n) for n in cur.fetchall()]
                 return tickets
 
-    env = {"TICKETS_DB_URL": tickets_url, "TICKETS_SPOOL_DIR": str(workdir / "spool")}
+    # Debug logging: Rasa and rasa_sdk then log every user message, which must come out masked.
+    env = {"TICKETS_DB_URL": tickets_url, "TICKETS_SPOOL_DIR": str(workdir / "spool"), "LOG_LEVEL": "DEBUG"}
     action = start_action_server(env=env)
     try:
         rasa = start_rasa_server(action.port, endpoints={"tracker_store": tracker_store}, env=env,
@@ -247,6 +248,13 @@ def test_conversation_ticket_staff_reply_resume(stack: Stack, lang: str):
     for mask in ("[EMAIL]", "[PHONE]", "[CARD]"):
         assert mask in events
     assert ("[IR_NATIONAL_ID]" if lang == "fa" else "[TC_KIMLIK]") in events and "[IBAN]" in events
+
+    # Logs of both servers (debug level, so every user message is logged): masked as well.
+    logs = stack.rasa.log() + stack.action.log()
+    # Rasa's structured logs escape non-ASCII (\u06f0 ...): decode, or Persian digits would hide from the check.
+    logs = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), logs)
+    assert user.sender in logs and "[EMAIL]" in logs and "DEBUG" in logs
+    _assert_nothing_in_clear(logs, s.secrets + [s.canonical_contact])
 
     rows = stack.ticket_rows(user.sender)
     assert len(rows) == 1 and rows[0]["contact"] == s.canonical_contact
