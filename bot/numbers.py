@@ -160,6 +160,7 @@ class PhraseTable:
 @dataclass
 class Lexicon:
     number_words: Dict[str, float]
+    counted_number_words: Dict[str, float]  # "دوتا" = "دو تا": a number word with the counter glued on
     weak_number_words: set
     never_alone_numbers: set
     model_words: Tuple[str, ...]
@@ -209,12 +210,16 @@ def load_lexicon(path: str | None = None) -> Lexicon:
     for words in data["number_words"].values():
         for word, value in words.items():
             number_words[_folded_word(word)] = float(value)
+    counted_number_words = {
+        _folded_word(word) + _folded_word(suffix): float(value)
+        for word, value in data["number_words"]["fa"].items() for suffix in data["number_counter_suffixes"]}
     methods = data["methods"]
     language = data["language"]
     rewrites = sorted(((compile_phrase(entry["from"]), _folded_word(entry["to"])) for entry in data["rewrites"]),
                       key=lambda item: -len(item[0]))
     return Lexicon(
         number_words=number_words,
+        counted_number_words=counted_number_words,
         weak_number_words={_folded_word(w) for w in data["weak_number_words"]},
         never_alone_numbers={_folded_word(w) for w in data["never_alone_numbers"]},
         model_words=tuple(_folded_word(w) for w in data["model_words"]),

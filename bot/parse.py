@@ -48,6 +48,9 @@ MAX_UNMARKED_BUDGET_USD = 100_000
 MAX_PLAUSIBLE_SEQ_LEN = 262_144
 POWER_OF_TWO_SEQ_RANGE = (512, 131_072)
 RANGE_DASHES = {"-", "–", "—", "~", "/"}
+# After a family word a bare number below this is a version ("llama 3", "qwen 2.5", "gemma 2", "phi 3"), from it
+# on a size ("llama 8", "qwen 14"): no family in knowledge/models.yml has a version of 5 or more.
+MIN_BARE_FAMILY_SIZE_B = 5
 
 SLOT_ALIASES = {
     "model": "model_size_b", "model_id": "model_size_b", "size": "model_size_b", "model_size": "model_size_b",
@@ -221,8 +224,15 @@ class _Parser:
                 continue
             version = None
             if k + 1 < self.n and self.tokens[k + 1].is_number and not self._is_size_multiplier(k + 2):
-                version = self.tokens[k + 1].text  # "llama 3.1 ...", "qwen2.5 ...": a version, not a value
+                number = parse_number(self.tokens[k + 1].text)[0]
+                preset = self._preset_for(token.text, number) if number >= MIN_BARE_FAMILY_SIZE_B else None
                 self.consumed[k + 1] = True
+                if preset and "model_id" not in self.result:
+                    # "llama 8", "qwen 14": the size of a preset of that family, written without the B
+                    self.result["model_id"], self.result["model_size_b"] = preset, number
+                    self.model_at = k
+                    continue
+                version = self.tokens[k + 1].text  # "llama 3.1 ...", "qwen2.5 ...": a version, not a value
             self.families.append((token.text, version))
 
     def _is_size_multiplier(self, index: int) -> bool:
@@ -302,10 +312,14 @@ class _Parser:
     def _number_word(self, index: int) -> Optional[float]:
         if self.tags[index] is not None or self.consumed[index]:
             return None
-        return self.lexicon.number_words.get(self.tokens[index].text)
+        text = self.tokens[index].text
+        value = self.lexicon.number_words.get(text)
+        return value if value is not None else self.lexicon.counted_number_words.get(text)
 
-    def _compose_words(self, i: int) -> Tuple[float, int, bool, bool]:
-        """Value of the number words from ``i`` ("دو هزار و چهل و هشت", "yüz elli", "iki bin")."""
+    def _compose_words(self, i: int) -> Tuple[float, int, bool, bool, bool]:
+        """Value of the number words from ``i`` ("دو هزار و چهل و هشت", "yüz elli", "iki bin", "دوتا").
+
+        Returns (value, end index, thousand written, only weak words, counter glued on)."""
         total, current, j = 0.0, 0.0, i
         kilo, weak_only, last_was_number = False, True, False
         while j < self.n:
@@ -315,8 +329,11 @@ class _Parser:
                     current *= 100  # "iki yüz" = 200
                 else:
                     current += value
-                weak_only = weak_only and self.tokens[j].text in self.lexicon.weak_number_words
+                text = self.tokens[j].text
+                weak_only = weak_only and text in self.lexicon.weak_number_words
                 last_was_number, j = True, j + 1
+                if text in self.lexicon.counted_number_words:
+                    return total + current, j, kilo, False, True  # "دوتا": the counter ends the number
                 continue
             text = self.tokens[j].text
             if (text in self.lexicon.connectors and last_was_number and j + 1 < self.n
@@ -329,7 +346,7 @@ class _Parser:
                 j += 1
                 continue
             break
-        return total + current, j, kilo, weak_only
+        return total + current, j, kilo, weak_only, False
 
     def _starts_identifier(self, i: int) -> bool:
         """Digits glued to a Latin word are part of a name ("a100", "llama3", "nf4"), not a quantity."""
@@ -359,8 +376,9 @@ class _Parser:
                     continue
                 q = _Quantity(first=i, end=i + 1, value=values[0], raw=token.text)
             elif self._number_word(i) is not None:
-                value, end, kilo, weak = self._compose_words(i)
-                q = _Quantity(first=i, end=end, value=value, kilo=kilo, weak=weak, raw=self.span_text(i, end))
+                value, end, kilo, weak, counted = self._compose_words(i)
+                q = _Quantity(first=i, end=end, value=value, kilo=kilo, weak=weak, counter=counted,
+                              raw=self.span_text(i, end))
             elif self.is_tagged(i, "multiplier", "thousand") and (i == 0 or not self.tokens[i - 1].is_number):
                 q = _Quantity(first=i, end=i, value=1.0, raw=token.text, weak=True)  # "bin örnek" = 1000
             else:
@@ -429,9 +447,12 @@ class _Parser:
                 q.unit = "gpus"  # "A100 x 2", "GPU x 4"
         elif q.unit is None and q.counter and before is not None and (before.category == "gpu" or before.label == "gpus"):
             q.unit = "gpus"  # "H100 2 tane", "A100 ۲ تا"
-        if q.unit == "tokens":
-            q.per_example = self._per_example_after(q.unit_end)
         q.keyword = self._keyword_before(q.first)
+        if q.unit == "tokens":
+            keywords = self._keywords_before(q.first)
+            q.per_example = self._per_example_after(q.unit_end) or "avg_tokens" in keywords
+            if "total_tokens" in keywords:
+                q.keyword = "total_tokens"
 
     def _per_example_after(self, index: int) -> bool:
         for k in range(index, min(index + 3, self.n)):
@@ -447,23 +468,31 @@ class _Parser:
                         "ignore": "ignore"}
 
     def _keyword_before(self, first: int) -> Optional[str]:
+        keywords = self._keywords_before(first)
+        return keywords[0] if keywords else None
+
+    def _keywords_before(self, first: int) -> List[str]:
+        """Keywords up to three words before a number, closest first ("ortalama uzunluk 800 token")."""
+        found: List[str] = []
         k = first - 1
         steps = 0
         while k >= 0 and steps < 3:
             token, tag = self.tokens[k], self.tags[k]
             if token.is_break or token.is_number or self.consumed[k]:
-                return None
+                break
             if tag is not None:
                 if tag.category == "keyword":
-                    return tag.label
-                if tag.category == "unit" and tag.label in self._UNIT_AS_KEYWORD:
+                    found.append(tag.label)
+                elif tag.category == "unit" and tag.label in self._UNIT_AS_KEYWORD:
                     # only right before the number: "GPU 4", "saat 3"; not "GB VRAM gerekiyor 8b"
-                    return self._UNIT_AS_KEYWORD[tag.label] if tag.end == first else None
+                    if tag.end == first:
+                        found.append(self._UNIT_AS_KEYWORD[tag.label])
+                    break
                 k = tag.start - 1
             else:
                 k -= 1
             steps += 1
-        return None
+        return found
 
     # -- meaning of one quantity --------------------------------------------------------------------------
 
