@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.servers import ROOT, free_port, start_action_server, start_rasa_server, wait_http
 
@@ -33,6 +34,8 @@ SOCKETIO_CREDENTIALS = {
                                             "session_persistence": True},
 }
 MAX_FORM_TURNS = 5
+# A turn is over when no new bot message came for this long (several actions may answer one message).
+SETTLE_S = 2.0
 
 
 @pytest.fixture(scope="module")
@@ -88,11 +91,11 @@ def bot_rows(page) -> int:
 
 
 def wait_for_bot(page, before: int, timeout_s: float = 60) -> None:
-    """Wait for at least one new bot message, then for the rest of the turn (no new message for 1.5 s)."""
+    """Wait for at least one new bot message, then for the rest of the turn."""
     page.wait_for_function(f"document.querySelectorAll('.gpa-row--bot').length > {before}",
                            timeout=timeout_s * 1000)
     count, stable_since = bot_rows(page), time.monotonic()
-    while time.monotonic() - stable_since < 1.5:
+    while time.monotonic() - stable_since < SETTLE_S:
         time.sleep(0.25)
         now = bot_rows(page)
         if now != count:
@@ -122,9 +125,11 @@ def direction(page, locator) -> str:
 def estimate_until_chart(page, request_text: str) -> None:
     type_message(page, request_text)
     for _ in range(MAX_FORM_TURNS):
-        if page.locator(".gpa-image").count():
+        try:  # the chart may still be on its way (rendering it takes a moment on a busy machine)
+            page.wait_for_selector(".gpa-image", timeout=5000)
             break
-        click_first_button(page)  # a remaining form question: take the first offered answer
+        except PlaywrightTimeout:
+            click_first_button(page)  # a remaining form question: take the first offered answer
     chart = page.locator(".gpa-image").last
     chart.scroll_into_view_if_needed()
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=chart.element_handle(),
