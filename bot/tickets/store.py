@@ -189,7 +189,6 @@ class TicketStore:
         """Store a new ticket; when the database is down it is spooled (ticket.spooled is True) instead."""
         ticket = build_ticket(draft)
         try:
-            self.flush_spool()  # older tickets first
             for _ in range(5):
                 try:
                     with self._session() as session:
@@ -202,6 +201,10 @@ class TicketStore:
             logger.warning("Ticket database unavailable, ticket %s spooled: %s", ticket.id, _short(err))
             self.spool.put(ticket.id, ticket.to_json_dict())
             ticket = ticket.copy(update={"spooled": True})
+        else:
+            if self.spool.pending():
+                # The database is back: write the waiting tickets, but not on the customer's time.
+                threading.Thread(target=self.try_flush_spool, name="ticket-spool-flush", daemon=True).start()
         if self.on_created:
             try:
                 self.on_created(ticket)
