@@ -3,7 +3,8 @@
 Rules, in order:
   * empty text, a button payload or command ("/greet", "/start abc") -> None;
   * any Arabic-script letter -> "fa" (the bot serves Persian; "llama 8b رو با qlora" is Persian with English terms);
-  * Persian typed in Latin letters ("Finglish": "salam", "mikham llama ro ba qlora") counts for "fa";
+  * Persian typed in Latin letters ("Finglish": "salam", "mikham llama ro ba qlora") counts for "fa", and so do
+    Persian/Arabic digits and punctuation ("۴۰۹۶", "8B؟"): they come from a Persian keyboard;
   * Latin text: a Turkish-only letter (ğ ş ı İ) counts strongly for Turkish, ç ö ü a little; then each word is
     looked up in the Turkish and English word lists of knowledge/lexicon.yml (Turkish also typed without
     diacritics: "butce", "kac gpu lazim"), Turkish stems match word beginnings and long words with Turkish-only
@@ -20,6 +21,8 @@ from bot.normalize import fold, normalize
 from bot.numbers import Lexicon, load_lexicon
 
 _ARABIC_LETTER_RE = re.compile("[\u0621-\u063a\u0641-\u064a\u0671-\u06d3\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
+# Persian/Arabic digits and punctuation come from a Persian keyboard: a signal even without letters ("۴۰۹۶").
+_PERSIAN_KEYBOARD_RE = re.compile("[\u06f0-\u06f9\u0660-\u0669\u060c\u061b\u061f\u066b\u066c]")
 # whole words only: the "a" of "A100" is not the English article
 _LATIN_WORD_RE = re.compile(r"\b[a-z]+\b")
 _STRONG_TURKISH = set("ğşıİĞŞ")
@@ -27,11 +30,13 @@ _WEAK_TURKISH = set("çöüÇÖÜ")
 
 STRONG_LETTER_SCORE = 2.0
 WEAK_LETTER_SCORE = 1.0
+PERSIAN_KEYBOARD_SCORE = 1.0
 MIN_STEM_LENGTH = 4
 MIN_SUFFIX_WORD_LENGTH = 6
 
 
 def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> Optional[str]:
+    """ "fa", "tr", "en", or None when the message carries no language signal (see the module docstring)."""
     if not text or not text.strip():
         return None
     if text.strip().startswith("/"):
@@ -41,7 +46,8 @@ def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> O
     lexicon = lexicon or load_lexicon()
     tr_score = STRONG_LETTER_SCORE * any(ch in _STRONG_TURKISH for ch in text)
     tr_score += WEAK_LETTER_SCORE * any(ch in _WEAK_TURKISH for ch in text)
-    en_score = fa_score = 0.0
+    en_score = 0.0
+    fa_score = PERSIAN_KEYBOARD_SCORE * bool(_PERSIAN_KEYBOARD_RE.search(text))
     for word in _LATIN_WORD_RE.findall(fold(text)):
         if word in lexicon.fa_latin_words:
             fa_score += 1

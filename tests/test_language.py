@@ -14,6 +14,9 @@ CASES = [
     ("QLoRA چیه؟", "fa"),
     ("مرسی", "fa"),
     ("7B لورا", "fa"),
+    ("۴۰۹۶", "fa"),
+    ("٤٠٩٦", "fa"),
+    ("7B؟", "fa"),
     # Turkish, with and without diacritics
     ("merhaba", "tr"),
     ("Merhaba, yardım eder misiniz?", "tr"),
