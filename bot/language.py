@@ -26,7 +26,7 @@ _PERSIAN_KEYBOARD_RE = re.compile("[\u06f0-\u06f9\u0660-\u0669\u060c\u061b\u061f
 # whole words only: the "a" of "A100" is not the English article
 _LATIN_WORD_RE = re.compile(r"\b[a-z]+\b")
 _STRONG_TURKISH = set("ğşıİĞŞ")
-_WEAK_TURKISH = set("çöüÇÖÜ")
+_WEAK_TURKISH = set("çöüÇÖÜ₺")
 
 STRONG_LETTER_SCORE = 2.0
 WEAK_LETTER_SCORE = 1.0

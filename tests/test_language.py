@@ -121,3 +121,17 @@ def test_training_examples_are_not_taken_for_another_language(lang):
     assert len(wrong) <= len(examples) * 0.005, wrong
     # None is for messages with no signal at all ("7B", "qlora", "2 GPU"); they keep the conversation's language
     assert len(silent) <= len(examples) * 0.05, silent
+
+
+@pytest.mark.parametrize("lang", ["fa", "tr"])
+def test_parse_tables_are_never_taken_for_the_other_language(lang):
+    """Every message of the parser tables is in its language or carries no signal (model names, numbers)."""
+    from pathlib import Path
+
+    import yaml
+
+    rows = yaml.safe_load((Path(__file__).parent / "data" / f"parse_cases_{lang}.yml").read_text(encoding="utf-8"))
+    english = {"10k examples", "full fine-tune", "full fine tuning"}  # English terms a Turk may type on their own
+    wrong = [(row["text"], detect_language(row["text"])) for row in rows
+             if row["text"] not in english and detect_language(row["text"]) not in (lang, None)]
+    assert not wrong
