@@ -37,7 +37,7 @@ MIN_SUFFIX_WORD_LENGTH = 6
 
 def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> Optional[str]:
     """ "fa", "tr", "en", or None when the message carries no language signal (see the module docstring)."""
-    if not text or not text.strip():
+    if not isinstance(text, str) or not text.strip():
         return None
     if text.strip().startswith("/"):
         return None

@@ -699,6 +699,8 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
     ``expected``: the slot the bot just asked for ("seq_len", "model_size_b", "budget_usd", "method", ...), so a
     bare number answering that question is taken for it.
     """
+    if text is not None and not isinstance(text, str):
+        text = str(text)  # a slot value or payload number: 4096 reads like "4096"
     if not text or not text.strip():
         return ParsedValues()
     return _Parser(text, kb if kb is not None else _default_kb(), expected, lexicon or load_lexicon()).run()

@@ -178,3 +178,9 @@ def test_already_normalised_text_reads_the_same(row, kb):
 
     raw = parse_values(row["text"], kb=kb, expected=row.get("expected"))
     assert parse_values(normalize(row["text"]), kb=kb, expected=row.get("expected")) == raw
+
+
+def test_non_text_input(kb):
+    assert parse_values(None, kb=kb) == ParsedValues()
+    assert parse_values(4096, kb=kb).seq_len == 4096
+    assert parse_values(8, kb=kb, expected="model").model_size_b == 8.0
