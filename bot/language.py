@@ -20,7 +20,8 @@ from typing import Optional
 from bot.normalize import fold, normalize
 from bot.numbers import Lexicon, load_lexicon
 
-_ARABIC_LETTER_RE = re.compile("[\u0621-\u063a\u0641-\u064a\u0671-\u06d3\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
+_ARABIC_LETTER_RE = re.compile(
+    "[\u0621-\u063a\u0641-\u064a\u0671-\u06d3\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
 # Persian/Arabic digits and punctuation come from a Persian keyboard: a signal even without letters ("۴۰۹۶").
 _PERSIAN_KEYBOARD_RE = re.compile("[\u06f0-\u06f9\u0660-\u0669\u060c\u061b\u061f\u066b\u066c]")
 # whole words only: the "a" of "A100" is not the English article

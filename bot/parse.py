@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, List, Literal, Optional, Sequence, Tuple
+from typing import Dict, List, Literal, Optional, Tuple
 
 from pydantic import BaseModel
 
@@ -445,7 +445,8 @@ class _Parser:
             named = self.tag(before.start - 1)
             if named is not None and (named.category == "gpu" or named.label == "gpus"):
                 q.unit = "gpus"  # "A100 x 2", "GPU x 4"
-        elif q.unit is None and q.counter and before is not None and (before.category == "gpu" or before.label == "gpus"):
+        elif q.unit is None and q.counter and before is not None and (
+                before.category == "gpu" or before.label == "gpus"):
             q.unit = "gpus"  # "H100 2 tane", "A100 ۲ تا"
         q.keyword = self._keyword_before(q.first)
         if q.unit == "tokens":
