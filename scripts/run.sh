@@ -2,6 +2,7 @@
 # Starts the whole product: action server, Rasa (REST + socket.io [+ Telegram]), website widget, staff page.
 # Ctrl-C stops everything. Called by `make run` after the model has been trained.
 set -euo pipefail
+export RASA_TELEMETRY_ENABLED=false
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 mkdir -p var/charts var/log
