@@ -7,6 +7,7 @@ our code) and must hold it only masked, except the contact the user consented to
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import sqlite3
@@ -343,3 +344,81 @@ def test_staff_reply_is_pushed_to_the_website_widget(stack: Stack, lang):
             await client.disconnect()
 
     asyncio.run(run())
+
+
+# ------------------------------------------------------------------ Telegram: the staff reply as a push
+
+TELEGRAM_TOKEN = "123456:TEST-handoff_token"
+TELEGRAM_SECRET = "handoff-webhook-secret"
+
+
+@pytest.fixture(scope="module")
+def telegram_stack(rasa_model, tmp_path_factory):
+    from tests.fake_bot_api import FakeBotApi
+
+    workdir = tmp_path_factory.mktemp("handoff-telegram")
+    env = {"TICKETS_DB_URL": f"sqlite:///{workdir}/tickets.db", "TICKETS_SPOOL_DIR": str(workdir / "spool"),
+           "TELEGRAM_TOKEN": TELEGRAM_TOKEN, "TELEGRAM_SECRET_TOKEN": TELEGRAM_SECRET,
+           "TELEGRAM_WEBHOOK_URL": "https://bot.example/webhooks/telegram/webhook"}
+    with FakeBotApi() as fake:
+        env["TELEGRAM_API_URL"] = fake.url
+        action = start_action_server(env=env)
+        try:
+            rasa = start_rasa_server(
+                action.port, env=env,
+                credentials=yaml.safe_load((ROOT / "credentials.telegram.yml").read_text()),
+                endpoints={"tracker_store": {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore",
+                                             "dialect": "sqlite", "db": str(workdir / "tracker.db")}})
+        except Exception:
+            action.stop()
+            raise
+        yield fake, rasa, TicketStore(env["TICKETS_DB_URL"], spool_dir=workdir / "spool")
+        rasa.stop()
+        action.stop()
+
+
+_update_ids = itertools.count(50_000)
+
+
+def _telegram_says(rasa: Server, chat_id: int, text: str) -> None:
+    """One Telegram update, posted as Telegram would (the call returns after the bot's turn)."""
+    import urllib.request
+
+    update_id = next(_update_ids)
+    update = {"update_id": update_id, "message": {
+        "message_id": update_id, "date": 1700000000, "text": text,
+        "chat": {"id": chat_id, "type": "private", "first_name": "Test"},
+        "from": {"id": chat_id, "is_bot": False, "first_name": "Test", "language_code": "tr"}}}
+    request = urllib.request.Request(f"{rasa.url}/webhooks/telegram/webhook", data=json.dumps(update).encode(),
+                                     headers={"Content-Type": "application/json",
+                                              "X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET})
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        assert resp.status == 200
+
+
+def test_staff_reply_and_resume_are_pushed_to_telegram(telegram_stack):
+    fake, rasa, store = telegram_stack
+    chat_id = 880_000 + uuid.uuid4().int % 1000
+    client = RasaClient(rasa.url, rasa.extra["auth_token"])
+
+    def sent() -> List[str]:
+        return [c.payload["text"] for c in fake.calls("sendMessage") if str(c.payload["chat_id"]) == str(chat_id)]
+
+    _telegram_says(rasa, chat_id, "merhaba")
+    _telegram_says(rasa, chat_id, "bir insanla görüşmek istiyorum")
+    _telegram_says(rasa, chat_id, "hayır")
+    opened = "\n".join(sent())
+    ticket = store.get(TICKET_ID.search(opened).group())
+    assert (ticket.channel, ticket.language, ticket.sender_id) == ("telegram", "tr", str(chat_id))
+
+    before = len(sent())
+    outcome = service.reply(store, client, ticket.id, "Merhaba, ben Zeynep; teklifinizi hazırlıyorum.", "Zeynep")
+    assert outcome.ok and outcome.messages == ["reply_sent"]
+    assert any("teklifinizi hazırlıyorum" in t for t in sent()[before:])
+
+    before = len(sent())
+    _telegram_says(rasa, chat_id, "teşekkürler")
+    assert sent()[before:] == [], "the bot stays quiet while a person handles the conversation"
+
+    service.close(store, client, ticket.id, "Zeynep", "done")
+    assert response_text("utter_handoff_resumed", "tr") in sent()[before:]
