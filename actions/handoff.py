@@ -7,6 +7,7 @@ staff page (bot/staff), which pauses the bot and resumes it when the ticket is c
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -74,7 +75,7 @@ class ValidateHandoffForm(FormValidationAction):
             updates = self.read_answer(dispatcher, tracker, tracker.get_slot(REQUESTED_SLOT))
             consent = updates.get("handoff_consent", consent)
             contact = updates.get("handoff_contact", contact)
-        elif _open_ticket(tracker.sender_id) is not None:
+        elif await asyncio.to_thread(_open_ticket, tracker.sender_id) is not None:
             # Activation while a ticket of this conversation is still open: no questions, the action says so.
             return [SlotSet(REQUESTED_SLOT, None)]
 
@@ -180,12 +181,13 @@ class ActionOpenTicket(Action):
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
         # The contact is not kept in the conversation: the ticket holds it (with consent), the tracker store masks it.
         clear = [SlotSet("handoff_consent", None), SlotSet("handoff_contact", None)]
-        existing = _open_ticket(tracker.sender_id)
+        # Database calls run in a thread: a slow or unreachable database must not stall other conversations.
+        existing = await asyncio.to_thread(_open_ticket, tracker.sender_id)
         if existing is not None:
             dispatcher.utter_message(response="utter_ticket_already_open", ticket_id=existing.id)
             return clear + [SlotSet("ticket_id", existing.id)]
         try:
-            ticket = ticket_store().create(build_draft(tracker))
+            ticket = await asyncio.to_thread(ticket_store().create, build_draft(tracker))
         except Exception:  # the spool failed too (disk full, permissions): tell the user, keep the bot usable
             logger.exception("Ticket for conversation %s could not be stored", tracker.sender_id)
             dispatcher.utter_message(response="utter_ticket_failed")

@@ -11,6 +11,7 @@ import itertools
 import json
 import re
 import sqlite3
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -422,3 +423,41 @@ def test_staff_reply_and_resume_are_pushed_to_telegram(telegram_stack):
 
     service.close(store, client, ticket.id, "Zeynep", "done")
     assert response_text("utter_handoff_resumed", "tr") in sent()[before:]
+
+
+# ------------------------------------------------------------------ ticket database down during the conversation
+
+def test_database_down_the_customer_still_gets_a_ticket_number(rasa_model, tmp_path):
+    """The ticket waits in the spool with its final number; the action server's flusher writes it once the
+    database is back, and staff find it under the number the customer was given."""
+    dead = tmp_path / "db"
+    dead.write_text("a file where the database directory should be")
+    url = f"sqlite:///{dead}/tickets.db"
+    env = {"TICKETS_DB_URL": url, "TICKETS_SPOOL_DIR": str(tmp_path / "spool"), "TICKETS_SPOOL_FLUSH_S": "0.5"}
+    action = start_action_server(env=env)
+    try:
+        rasa = start_rasa_server(action.port, env=env)
+        try:
+            user = Conversation(rasa)
+            user.say("سلام")
+            user.say("/request_quote")
+            user.say("بله")
+            opened = _texts(user.say("ali.rezaei@example.com"))
+            assert fixed_prefix("utter_ticket_opened", "fa") in opened
+            ticket_id = TICKET_ID.search(opened).group()
+            spooled = list((tmp_path / "spool").glob(f"*-{ticket_id}.json"))
+            assert len(spooled) == 1
+            assert json.loads(spooled[0].read_text())["contact"] == "ali.rezaei@example.com"
+
+            dead.unlink()
+            dead.mkdir()  # the database is back; nobody touches the store: the periodic flusher must write it
+            deadline = time.monotonic() + 20
+            while list((tmp_path / "spool").glob("*.json")) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            with sqlite3.connect(dead / "tickets.db") as conn:
+                rows = conn.execute("SELECT id, sender_id, category, contact FROM support_tickets").fetchall()
+            assert rows == [(ticket_id, user.sender, "quote", "ali.rezaei@example.com")]
+        finally:
+            rasa.stop()
+    finally:
+        action.stop()
