@@ -1,10 +1,13 @@
 """action_estimate: slots -> bot.advice.advise -> the rendered answer, the chart and the estimate_summary slot."""
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Text
 
@@ -21,6 +24,51 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CHART_DIR = ROOT / "var" / "charts"
 DEFAULT_PUBLIC_URL = "http://localhost:8080"
 FITTING = ("fits", "tight")  # bot.recommend.FitStatus values of a card that holds the job
+# Channels that read the chart file while sending the reply (Telegram uploads it) get it drawn before replying.
+CHANNELS_NEEDING_THE_FILE = ("telegram",)
+
+# Drawing a chart takes 75-100 ms of matplotlib on this machine, as much as the rest of the turn. For web channels
+# it is drawn in a separate process after the reply has gone out (the browser fetches the image a moment later);
+# a process, not a thread, so the drawing does not hold the GIL of the action server.
+_chart_pool: Optional[ProcessPoolExecutor] = None
+_pending_charts: Dict[Path, Future] = {}
+
+
+def _draw_chart(advice: Any, lang: Text, path: Path) -> None:
+    from bot.chart import render_chart
+
+    partial = path.with_name(path.name + ".part")
+    render_chart(advice, lang, partial)
+    os.replace(partial, path)  # the web server never serves a half-written file
+
+
+def _pool() -> ProcessPoolExecutor:
+    global _chart_pool
+    if _chart_pool is None:
+        _chart_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    return _chart_pool
+
+
+def start_chart(advice: Any, lang: Text, path: Path) -> Future:
+    future = _pending_charts.get(path)
+    if future is None or (future.done() and not path.exists()):
+        future = _pool().submit(_draw_chart, advice, lang, path)
+        _pending_charts[path] = future
+        future.add_done_callback(lambda done: _log_chart_failure(done, path))
+    return future
+
+
+def _log_chart_failure(future: Future, path: Path) -> None:
+    _pending_charts.pop(path, None)
+    if future.exception() is not None:
+        logger.error("chart %s failed: %r", path.name, future.exception())
+
+
+async def wait_for_chart(path: Path, timeout: float = 30) -> None:
+    """Wait until a chart started by start_chart is on disk (Telegram replies; tests)."""
+    future = _pending_charts.get(path)
+    if future is not None:
+        await asyncio.wait_for(asyncio.wrap_future(future), timeout)
 
 
 def _int(value: Any) -> Optional[int]:
@@ -95,7 +143,8 @@ class ActionEstimate(Action):
             return []
 
         dispatcher.utter_message(text=render_advice(advice, lang))
-        image = self._chart_url(advice, fields, lang)
+        image = await self._chart_url(advice, fields, lang,
+                                      wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
         if image:
             dispatcher.utter_message(image=image)
         first_estimate = tracker.get_slot("estimate_summary") is None
@@ -106,9 +155,7 @@ class ActionEstimate(Action):
         return [SlotSet("estimate_summary", estimate_summary(advice))]
 
     @staticmethod
-    def _chart_url(advice: Any, fields: Dict[Text, Any], lang: Text) -> Optional[Text]:
-        from bot.chart import render_chart
-
+    async def _chart_url(advice: Any, fields: Dict[Text, Any], lang: Text, wait: bool) -> Optional[Text]:
         chart_dir = Path(os.environ.get("ADVISOR_CHART_DIR") or DEFAULT_CHART_DIR)
         public_url = (os.environ.get("ADVISOR_PUBLIC_URL") or DEFAULT_PUBLIC_URL).rstrip("/")
         name = chart_name(fields, lang)
@@ -116,7 +163,9 @@ class ActionEstimate(Action):
         try:
             if not path.exists():
                 chart_dir.mkdir(parents=True, exist_ok=True)
-                render_chart(advice, lang, path)
+                start_chart(advice, lang, path)
+                if wait:
+                    await wait_for_chart(path)
         except Exception:  # a missing chart must not cost the user the answer itself
             logger.exception("chart rendering failed for %s", fields)
             return None

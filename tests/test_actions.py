@@ -8,7 +8,7 @@ import pytest
 from rasa_sdk import Tracker
 from rasa_sdk.executor import CollectingDispatcher
 
-from actions.estimate import ActionEstimate
+from actions.estimate import ActionEstimate, wait_for_chart
 from actions.faq import ActionAnswerFaq
 from actions.fallback import ActionDefaultAskAffirmation, ActionDefaultFallback
 from actions.forms import ValidateEstimateForm
@@ -220,7 +220,9 @@ async def test_estimate_answers_in_turkish_with_chart_and_summary(tmp_path, monk
     assert "KDV" in text and "GB" in text
     images = [m["image"] for m in dispatcher.messages if m.get("image")]
     assert len(images) == 1 and images[0].startswith("https://bot.example/charts/")
-    assert (tmp_path / images[0].rsplit("/", 1)[1]).stat().st_size > 1000
+    chart = tmp_path / images[0].rsplit("/", 1)[1]
+    await wait_for_chart(chart)            # drawn in the background for web channels
+    assert chart.stat().st_size > 1000
     summary = as_dict(events)["estimate_summary"]
     assert set(summary) == {"per_gpu_gib", "low_gib", "high_gib", "best_card", "best_price_usd_hour",
                             "fitting_cards", "needs_quote", "multi_gpu", "model_display"}
@@ -229,6 +231,16 @@ async def test_estimate_answers_in_turkish_with_chart_and_summary(tmp_path, monk
     assert summary["low_gib"] <= summary["per_gpu_gib"] <= summary["high_gib"]
     assert summary["model_display"] == kb.model("llama-3.1-8b").display
     assert "utter_estimate_hint" in responses(dispatcher)
+
+
+async def test_telegram_gets_the_chart_file_before_the_reply(tmp_path, monkeypatch):
+    monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
+    tracker = make_tracker("7B", slots={**ESTIMATE_SLOTS, "seq_len": 1024.0})
+    tracker.events[-1]["input_channel"] = "telegram"
+    dispatcher = CollectingDispatcher()
+    await ActionEstimate().run(dispatcher, tracker, DOMAIN)
+    image = next(m["image"] for m in dispatcher.messages if m.get("image"))
+    assert (tmp_path / image.rsplit("/", 1)[1]).is_file()
 
 
 async def test_estimate_that_fits_no_single_card_offers_quote_and_person(tmp_path, monkeypatch):
