@@ -30,6 +30,7 @@ class FakeRasa(BaseHTTPRequestHandler):
     """Answers like `rasa run --enable-api --auth-token`; records every call."""
 
     calls: list = []
+    events: list = []  # the conversation GET /tracker returns
     channel = "socketio"
 
     def _reply(self, status: int, body: dict) -> None:
@@ -48,7 +49,7 @@ class FakeRasa(BaseHTTPRequestHandler):
         if query.get("token") != [RASA_TOKEN]:
             return self._reply(401, {"status": "failure", "reason": "NotAuthenticated"})
         type(self).calls.append((method, url.path, {k: v[0] for k, v in query.items() if k != "token"}, body))
-        tracker = {"sender_id": url.path.split("/")[2], "paused": False, "events": [],
+        tracker = {"sender_id": url.path.split("/")[2], "paused": False, "events": type(self).events,
                    "latest_input_channel": type(self).channel}
         self._reply(200, tracker)
 
@@ -65,6 +66,7 @@ class FakeRasa(BaseHTTPRequestHandler):
 @pytest.fixture
 def staff_page(tmp_path):
     FakeRasa.calls = []
+    FakeRasa.events = []
     rasa = ThreadingHTTPServer(("127.0.0.1", 0), FakeRasa)
     threading.Thread(target=rasa.serve_forever, daemon=True).start()
 
@@ -149,6 +151,25 @@ def test_staff_workflow_in_the_browser(staff_page, page):
     assert "[IR_NATIONAL_ID]" in excerpt and "[EMAIL]" in excerpt and "ali@example.com" not in excerpt
     assert "+989121234567" in page.inner_text("#contact")
 
+    # What the customer wrote after the ticket was opened, read from Rasa (masked on the page as well).
+    FakeRasa.events = [
+        {"event": "user", "text": "old message before the ticket", "timestamp": 1.0},
+        {"event": "user", "text": "IBAN'ım TR330006100519786457841326, ne zaman ararsınız?", "timestamp": 4e9},
+        {"event": "bot", "text": "Colleague: tomorrow", "timestamp": 4e9 + 1, "metadata": {"staff": True}}]
+    page.reload()
+    live = page.inner_text("#live")
+    assert "IBAN'ım [IBAN], ne zaman ararsınız?" in live and "TR33" not in live
+    assert "Staff: Colleague: tomorrow" in live and "old message" not in live
+
+    # Taking the ticket pauses the bot for this customer.
+    FakeRasa.calls.clear()
+    page.click("#take")
+    assert page.inner_text("#status") == "in progress" and page.locator("#take").count() == 0
+    posts = [c for c in FakeRasa.calls if c[0] == "POST"]
+    assert [(c[1], [e["event"] for e in c[3]]) for c in posts] == [
+        ("/conversations/widget-session-1/tracker/events", ["pause"])]
+    FakeRasa.calls.clear()
+
     # An internal note (masked like everything stored).
     page.fill("#note-text", "Müşteri 0532 123 45 67 numarasından da aranabilir")
     page.click("#add-note")
@@ -190,8 +211,8 @@ def test_staff_workflow_in_the_browser(staff_page, page):
 
     stored = store.get(fa.id)
     assert stored.status == "closed"
-    assert [n.kind for n in stored.notes] == ["note", "reply", "status", "status", "note"]
-    assert stored.notes[1].author == "Zeynep"
+    assert [n.kind for n in stored.notes] == ["status", "note", "reply", "status", "note"]
+    assert stored.notes[2].author == "Zeynep"
 
 
 def test_staff_page_refuses_without_token_and_csrf(staff_page):

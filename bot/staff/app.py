@@ -266,6 +266,9 @@ async def ticket_detail(request: web.Request) -> web.Response:
     status_opts = "".join(f'<option value="{s}"{" selected" if s == t.status else ""}>{e(L["statuses"][s])}</option>'
                           for s in STATUSES)
     base = f"/tickets/{e(t.id)}"
+    take = (f'<form method="post" action="{base}/status" class="card">{csrf}'
+            f'<input type="hidden" name="status" value="in_progress">'
+            f'<button type="submit" id="take">{e(L["take"])}</button></form>' if t.status == "open" else "")
     body = f"""
 <p><a href="/">&larr; {e(L['back'])}</a></p>{_flash(request)}
 <h1 id="ticket-id">{e(t.id)}</h1>
@@ -279,7 +282,7 @@ async def ticket_detail(request: web.Request) -> web.Response:
 <form method="post" action="{base}/reply">{csrf}<textarea name="text" id="reply-text"
  placeholder="{e(L['reply_placeholder'])}" dir="auto"></textarea>
 <button type="submit" id="send-reply">{e(L['send_reply'])}</button></form></div>
-<div class="card"><h2>{e(L['change_status'])}</h2>
+{take}<div class="card"><h2>{e(L['change_status'])}</h2>
 <form method="post" action="{base}/status">{csrf}<select name="status" id="status-select">{status_opts}</select>
 <input name="note" id="status-note" placeholder="{e(L['note_placeholder'])}">
 <button type="submit" id="save-status">{e(L['save'])}</button></form></div>

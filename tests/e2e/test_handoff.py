@@ -14,8 +14,7 @@ import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
-from typing import List
+from typing import Callable, List
 
 import pytest
 import yaml
@@ -52,8 +51,8 @@ class Stack:
     action: Server
     rasa: Server
     store: TicketStore
-    tracker_rows: callable  # sender_id -> list of event JSON strings, read with plain SQL
-    ticket_rows: callable  # sender_id -> list of (column dict) rows, read with plain SQL
+    tracker_rows: Callable  # sender_id -> list of event JSON strings, read with plain SQL
+    ticket_rows: Callable  # sender_id -> list of (column dict) rows, read with plain SQL
 
     @property
     def client(self) -> RasaClient:
