@@ -282,3 +282,92 @@ def test_notification_text_in_each_staff_language(tmp_path):
     assert "New ticket" in notification_message(t, "en")
     assert "تیکت جدید" in notification_message(t, "fa")
     assert "Yeni talep" in notification_message(t, "tr")
+
+
+# ------------------------------------------------------------------ handoff actions (rasa_sdk, no servers)
+
+def _handoff_tracker(text, intent, requested=None, slots=None, answered=True, events=()):
+    from rasa_sdk import Tracker
+
+    latest = {"text": text, "intent": {"name": intent, "confidence": 0.9}, "entities": []}
+    history = [{"event": "user", "text": "/request_human", "timestamp": 1.0,
+                "parse_data": {"intent": {"name": "request_human"}}},
+               {"event": "action", "name": "utter_handoff_intro"}, *events]
+    if answered:
+        history += [{"event": "action", "name": "action_listen"},
+                    {"event": "user", "text": text, "timestamp": 2.0, "parse_data": latest}]
+    # Rasa hands the validation action a copy ending with the form's own ActionExecuted.
+    history.append({"event": "action", "name": "handoff_form"})
+    all_slots = {"language": "tr", "requested_slot": requested, "handoff_consent": None, "handoff_contact": None,
+                 **(slots or {})}
+    return Tracker("conv-1", all_slots, latest, history, False, None, {"name": "handoff_form"}, "handoff_form")
+
+
+def _run_form(tracker, monkeypatch, open_ticket=None):
+    import asyncio
+
+    from rasa_sdk.executor import CollectingDispatcher
+
+    import actions.handoff as handoff
+
+    monkeypatch.setattr(handoff, "_open_ticket", lambda sender: open_ticket)
+    dispatcher = CollectingDispatcher()
+    events = asyncio.run(handoff.ValidateHandoffForm().run(dispatcher, tracker, {}))
+    return {e["name"]: e["value"] for e in events}, [m.get("response") for m in dispatcher.messages]
+
+
+@pytest.mark.parametrize("text,intent,requested,slots,expected,said", [
+    ("evet", "affirm", "handoff_consent", {},
+     {"handoff_consent": True, "requested_slot": "handoff_contact"}, []),
+    ("hayır", "deny", "handoff_consent", {}, {"handoff_consent": False, "requested_slot": None}, []),
+    ("0532 123 45 67", "inform", "handoff_consent", {},
+     {"handoff_consent": True, "handoff_contact": "+905321234567", "requested_slot": None}, []),
+    ("belki", "nlu_fallback", "handoff_consent", {},
+     {"handoff_consent": None, "requested_slot": "handoff_consent"}, ["utter_consent_unclear"]),
+    ("ayse@", "inform", "handoff_contact", {"handoff_consent": True},
+     {"handoff_contact": None, "requested_slot": "handoff_contact"}, ["utter_invalid_contact"]),
+    ("@ayse_yilmaz", "deny", "handoff_contact", {"handoff_consent": True},
+     {"handoff_contact": "@ayse_yilmaz", "requested_slot": None}, []),
+    ("hayır", "deny", "handoff_contact", {"handoff_consent": True},
+     {"handoff_consent": False, "handoff_contact": None, "requested_slot": None}, []),
+])
+def test_handoff_form_reads_each_answer(monkeypatch, text, intent, requested, slots, expected, said):
+    values, responses = _run_form(_handoff_tracker(text, intent, requested, slots), monkeypatch)
+    assert values == expected and responses == said
+
+
+def test_handoff_form_activation_asks_consent_or_skips_when_a_ticket_is_open(monkeypatch, tmp_path):
+    tracker = _handoff_tracker("/request_human", "request_human", answered=False)
+    assert _run_form(tracker, monkeypatch) == ({"requested_slot": "handoff_consent"}, [])
+    open_ticket = TicketStore(f"sqlite:///{tmp_path}/a.db", spool_dir=tmp_path / "sp").create(draft())
+    assert _run_form(tracker, monkeypatch, open_ticket) == ({"requested_slot": None}, [])
+
+
+def test_ticket_draft_from_the_conversation():
+    from rasa_sdk import Tracker
+
+    from actions.handoff import build_draft
+
+    events = [
+        {"event": "user", "text": "70B full fine-tune, e-postam a@b.io", "timestamp": 1.0, "input_channel": "telegram",
+         "parse_data": {"intent": {"name": "estimate"}}},
+        {"event": "bot", "text": "Tek kart yetmiyor; teklif ister misiniz?", "timestamp": 2.0},
+        {"event": "user", "text": "/request_quote", "timestamp": 3.0, "input_channel": "telegram",
+         "parse_data": {"intent": {"name": "request_quote"}}},
+        {"event": "user", "text": "evet", "timestamp": 4.0, "input_channel": "telegram",
+         "parse_data": {"intent": {"name": "affirm"}}},
+    ]
+    estimate = {"per_gpu_gib": 610.0, "best_card": None, "fitting_cards": [], "needs_quote": True,
+                "multi_gpu": {"card": "h100", "count": 8, "sharding": "fsdp"}}
+    slots = {"language": "tr", "model_id": "llama-3.1-70b", "method": "full", "seq_len": 4096.0, "budget_usd": None,
+             "gpus": None, "estimate_summary": estimate, "handoff_consent": True, "handoff_contact": "+905321234567"}
+    tracker = Tracker("tg-42", slots, events[-1], events, False, None, {}, "action_listen")
+    d = build_draft(tracker)
+    assert (d.channel, d.language, d.trigger, d.category) == ("telegram", "tr", "request_quote", "multi-gpu")
+    assert d.slots == {"model_id": "llama-3.1-70b", "method": "full", "seq_len": 4096.0}
+    assert d.consent and (d.contact, d.contact_kind) == ("+905321234567", "phone")
+    assert [m.role for m in d.excerpt] == ["user", "bot", "user", "user"]
+    assert prioritize(d.category, d.slots, d.estimate_summary)[0] == 1
+    no_consent = Tracker("tg-42", {**slots, "handoff_consent": False}, events[-1], events, False, None, {},
+                         "action_listen")
+    assert build_draft(no_consent).contact is None
