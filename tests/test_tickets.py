@@ -371,3 +371,22 @@ def test_ticket_draft_from_the_conversation():
     no_consent = Tracker("tg-42", {**slots, "handoff_consent": False}, events[-1], events, False, None, {},
                          "action_listen")
     assert build_draft(no_consent).contact is None
+
+
+def test_a_handoff_after_misunderstood_turns_is_a_technical_ticket():
+    from rasa_sdk import Tracker
+
+    from actions.handoff import build_draft
+
+    events = [
+        {"event": "user", "text": "xyz qwe", "timestamp": 1.0, "parse_data": {"intent": {"name": "nlu_fallback"}}},
+        {"event": "action", "name": "action_default_fallback"},
+        {"event": "user", "text": "asdf", "timestamp": 2.0, "parse_data": {"intent": {"name": "nlu_fallback"}}},
+        {"event": "action", "name": "action_default_fallback"},
+        {"event": "user", "text": "/request_human", "timestamp": 3.0,
+         "parse_data": {"intent": {"name": "request_human"}}},
+    ]
+    slots = {"language": "fa", "failed_turns": 2.0, "handoff_consent": False}
+    d = build_draft(Tracker("w-1", slots, events[-1], events, False, None, {}, "action_listen"))
+    assert (d.trigger, d.category, d.language) == ("fallback", "technical", "fa")
+    assert prioritize(d.category, d.slots, d.estimate_summary) == (3, ["technical_question"])
