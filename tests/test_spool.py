@@ -204,3 +204,24 @@ def test_concurrent_flushers_write_each_ticket_once(tmp_path):
         th.join()
     assert sum(results) == 8
     _assert_all_written(stores[0], spooled, sender)
+
+
+def test_a_spooled_ticket_whose_number_was_taken_meanwhile_is_renumbered_not_lost(tmp_path):
+    store = TicketStore(f"sqlite:///{tmp_path}/t.db", spool_dir=tmp_path / "spool")
+    stored = store.create(draft(0, "first-customer"))
+    clashing = build_ticket(draft(1, "second-customer")).copy(update={"id": stored.id})
+    store.spool.put(clashing.id, clashing.to_json_dict())
+
+    assert store.flush_spool() == 1
+    tickets = {t.sender_id: t for t in store.list()}
+    assert tickets["first-customer"].id == stored.id
+    renumbered = tickets["second-customer"]
+    assert renumbered.id != stored.id and renumbered.created_at == clashing.created_at
+    assert f"Number given to the customer: {stored.id}" in renumbered.notes[-1].text
+    # Flushing the same file again after a crash (file outlived the commit) writes nothing twice.
+    build_again = build_ticket(draft(2, "third")).to_json_dict()
+    store.spool.put(build_again["id"], build_again)
+    assert store.flush_spool() == 1
+    store.spool.put(build_again["id"], build_again)
+    assert store.flush_spool() == 0
+    assert len(store.list()) == 3

@@ -1,8 +1,8 @@
 """`gpu-advisor tickets ...`: the staff command line.
 
     gpu-advisor tickets list [--status open] [--lang fa] [--category quote] [--json]
-    gpu-advisor tickets show T-261129-ABCDE [--json]
-    gpu-advisor tickets close T-261129-ABCDE --note "called back, quote sent"
+    gpu-advisor tickets show T-261129-ABCDEF [--json]
+    gpu-advisor tickets close T-261129-ABCDEF --note "called back, quote sent"
 
 bot/cli.py loads this lazily through `register(subparsers)`; `python -m bot.tickets` runs it on its own.
 Closing resumes the bot in the customer's conversation (RASA_URL / RASA_TOKEN).

@@ -155,7 +155,12 @@ class TicketStore:
                     self.spool.set_aside(path, f"not a ticket: {err}")
                     continue
                 with self._session() as session:
-                    if session.get(db.TicketRow, ticket.id) is None:
+                    existing = session.get(db.TicketRow, ticket.id)
+                    if existing is not None and (existing.sender_id, existing.created_at) != (
+                            ticket.sender_id, ticket.created_at):
+                        ticket = self._renumber(session, ticket)
+                        existing = None
+                    if existing is None:  # else: written before a crash, the file just outlived the commit
                         session.add(_row_from_ticket(ticket))
                         session.commit()
                         written += 1
@@ -163,6 +168,19 @@ class TicketStore:
         if written:
             logger.info("Wrote %d spooled ticket(s) to the database", written)
         return written
+
+    @staticmethod
+    def _renumber(session, ticket: Ticket) -> Ticket:
+        """Two tickets drew the same number while one waited in the spool (about once in years): the spooled one
+        gets a fresh number and a note with the number its customer was given, so staff can still find it."""
+        while True:
+            new_id = new_ticket_id(ticket.created_at)
+            if session.get(db.TicketRow, new_id) is None:
+                break
+        logger.error("Spooled ticket %s clashes with a stored ticket; stored as %s", ticket.id, new_id)
+        note = Note(at=utcnow(), author="system", kind="note",
+                    text=f"Number given to the customer: {ticket.id} (renumbered: the number was taken)")
+        return ticket.copy(update={"id": new_id, "notes": [*ticket.notes, note]})
 
     def try_flush_spool(self) -> int:
         try:
@@ -195,7 +213,7 @@ class TicketStore:
                         session.add(_row_from_ticket(ticket))
                         session.commit()
                     break
-                except sa_exc.IntegrityError:  # number already taken (1 in 33 million per day): draw another
+                except sa_exc.IntegrityError:  # number already taken (see models._ID_RANDOM_CHARS): draw another
                     ticket = ticket.copy(update={"id": new_ticket_id(ticket.created_at)})
         except UNAVAILABLE as err:
             logger.warning("Ticket database unavailable, ticket %s spooled: %s", ticket.id, _short(err))

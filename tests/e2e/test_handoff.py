@@ -28,7 +28,7 @@ from tests.servers import ROOT, Server, start_action_server, start_rasa_server
 pytestmark = pytest.mark.e2e
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
-TICKET_ID = re.compile(r"T-\d{6}-[0-9A-HJKMNP-TV-Z]{5}")
+TICKET_ID = re.compile(r"T-\d{6}-[0-9A-HJKMNP-TV-Z]{6}")
 DOMAIN = yaml.safe_load((ROOT / "domain" / "handoff.yml").read_text(encoding="utf-8"))
 
 
