@@ -13,7 +13,7 @@ import re
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, List
 
 import pytest
@@ -53,6 +53,12 @@ class Stack:
     store: TicketStore
     tracker_rows: Callable  # sender_id -> list of event JSON strings, read with plain SQL
     ticket_rows: Callable  # sender_id -> list of (column dict) rows, read with plain SQL
+    senders: List[str] = field(default_factory=list)  # conversations to remove from the shared PostgreSQL
+
+    def conversation(self) -> Conversation:
+        user = Conversation(self.rasa)
+        self.senders.append(user.sender)
+        return user
 
     @property
     def client(self) -> RasaClient:
@@ -113,9 +119,14 @@ def stack(request, rasa_model, tmp_path_factory):
         action.stop()
         raise
     store = TicketStore(tickets_url, spool_dir=workdir / "spool")
-    yield Stack(request.param, action, rasa, store, tracker_rows, ticket_rows)
+    stack = Stack(request.param, action, rasa, store, tracker_rows, ticket_rows)
+    yield stack
     rasa.stop()
     action.stop()
+    if request.param == "postgresql":
+        store.delete([t.id for sender in stack.senders for t in store.list(sender_id=sender)])
+        with psycopg2.connect(PG_URL) as conn, conn.cursor() as cur:
+            cur.execute("DELETE FROM events WHERE sender_id = ANY(%s)", (stack.senders,))
     store.close()
 
 
@@ -192,7 +203,7 @@ def _texts(replies) -> str:
 @pytest.mark.parametrize("lang", ["fa", "tr"])
 def test_conversation_ticket_staff_reply_resume(stack: Stack, lang: str):
     s = SCRIPTS[lang]
-    user = Conversation(stack.rasa)
+    user = stack.conversation()
     for message in s.pii_messages:
         user.say(message)
     user.say(s.estimate_payload)
@@ -270,7 +281,7 @@ def test_conversation_ticket_staff_reply_resume(stack: Stack, lang: str):
 @pytest.mark.parametrize("lang,ask,no", [("fa", "می‌خواهم با یک کارشناس صحبت کنم", "نه"),
                                          ("tr", "teklif istiyorum", "hayır")])
 def test_without_consent_an_anonymous_ticket(stack: Stack, lang, ask, no):
-    user = Conversation(stack.rasa)
+    user = stack.conversation()
     user.say("سلام" if lang == "fa" else "merhaba")
     user.say(ask)
     opened = _texts(user.say(no))
