@@ -238,3 +238,28 @@ def test_staff_page_refuses_to_start_without_a_token(tmp_path):
     out = subprocess.run([sys.executable, "-m", "bot.staff", "--port", str(free_port())], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode != 0 and "STAFF_TOKEN" in out.stderr
+
+
+def test_staff_page_while_the_ticket_database_is_down(tmp_path):
+    dead = tmp_path / "db"
+    dead.write_text("")
+    url = f"sqlite:///{dead}/tickets.db"
+    spooled = TicketStore(url, spool_dir=tmp_path / "spool").create(
+        TicketDraft(sender_id="s-1", language="tr", excerpt=[Message(role="user", text="kartım 5500 0000 0000 0004")]))
+    assert spooled.spooled
+    port = free_port()
+    env = {**os.environ, "STAFF_TOKEN": TOKEN, "TICKETS_DB_URL": url, "TICKETS_SPOOL_DIR": str(tmp_path / "spool"),
+           "RASA_URL": "http://127.0.0.1:9"}
+    proc = subprocess.Popen([sys.executable, "-m", "bot.staff", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", 30, proc)
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        listing = opener.open(urllib.request.Request(f"http://127.0.0.1:{port}/login",
+                                                     data=f"token={TOKEN}".encode())).read().decode()
+        assert "The ticket database is unreachable" in listing
+        detail = opener.open(f"http://127.0.0.1:{port}/tickets/{spooled.id}").read().decode()
+        assert "waiting in the spool" in detail and "kartım [CARD]" in detail
+    finally:
+        proc.terminate()
+        proc.wait(10)
