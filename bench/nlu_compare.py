@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import collections
 import copy
+import os
 import statistics
 import sys
 import tempfile
@@ -98,6 +99,8 @@ def main() -> int:
     args = parser.parse_args()
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
+        # A fresh training cache, so the training times are not cache hits from earlier runs.
+        os.environ["RASA_CACHE_DIRECTORY"] = str(Path(tmp) / "cache")
         for name, config in candidate_configs(args.diet_epochs).items():
             if args.only and name != args.only:
                 continue
