@@ -142,7 +142,8 @@ def start_rasa_server(action_port: int, *, port: Optional[int] = None, credentia
     creds = credentials if credentials is not None else yaml.safe_load((ROOT / "credentials.yml").read_text())
     ends = endpoints if endpoints is not None else {
         "action_endpoint": {"url": f"http://127.0.0.1:{action_port}/webhook"},
-        "tracker_store": {"type": "SQL", "dialect": "sqlite", "db": str(workdir / "tracker.db")},
+        "tracker_store": {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore", "dialect": "sqlite",
+                          "db": str(workdir / "tracker.db")},
     }
     ends.setdefault("action_endpoint", {"url": f"http://127.0.0.1:{action_port}/webhook"})
     (workdir / "credentials.yml").write_text(yaml.safe_dump(creds, allow_unicode=True))
