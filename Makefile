@@ -7,7 +7,7 @@ MODEL := models/gpu-advisor.tar.gz
 MODEL_INPUTS := config.yml $(shell find domain data bot/components -type f -not -name '*.pyc' 2>/dev/null)
 TRAIN := $(BIN)/rasa train --fixed-model-name gpu-advisor --out models --domain domain --config config.yml --data data
 
-.PHONY: run test setup system-deps model train validate bench clean
+.PHONY: run test setup system-deps model train validate bench screenshots clean
 
 setup: $(STAMP)
 
@@ -46,6 +46,10 @@ test: $(STAMP) system-deps validate
 bench: $(MODEL)
 	$(BIN)/pytest bench/bench_advice.py --benchmark-only -q
 	$(BIN)/python bench/bench_assistant.py
+
+# Re-shoot the README's widget pictures (docs/img/) with the browser test.
+screenshots: $(MODEL) system-deps
+	UPDATE_README_SCREENSHOTS=1 $(BIN)/pytest tests/test_widget_browser.py -q
 
 clean:
 	rm -rf models .rasa var test-artifacts .pytest_cache

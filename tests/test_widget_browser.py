@@ -1,7 +1,8 @@
 """The website widget in a real browser: Debian's headless Chromium driven by Playwright, against the real webapp,
 Rasa (socket.io with session persistence, our SocketIOInput) and action servers.
 
-Screenshots go to test-artifacts/ (every run) and docs/img/widget-{fa,tr}.png (the README's pictures).
+Screenshots go to test-artifacts/ (every run) and, with UPDATE_README_SCREENSHOTS=1 (`make screenshots`),
+to docs/img/widget-{fa,tr}.png (the README's pictures).
 """
 from __future__ import annotations
 
@@ -137,11 +138,14 @@ def estimate_until_chart(page, request_text: str) -> None:
 
 
 def save_screenshot(page, name: str) -> None:
-    (ARTIFACTS).mkdir(parents=True, exist_ok=True)
-    README_IMAGES.mkdir(parents=True, exist_ok=True)
+    """Test artifact on every run; the README's pictures only on request (`make screenshots`), so a test run
+    never changes tracked files."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
-    shutil.copyfile(path, README_IMAGES / f"{name}.png")
+    if os.environ.get("UPDATE_README_SCREENSHOTS") == "1":
+        README_IMAGES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, README_IMAGES / f"{name}.png")
 
 
 def history_snapshot(page):
