@@ -9,7 +9,9 @@ Rules, in order:
     looked up in the Turkish and English word lists of knowledge/lexicon.yml (Turkish also typed without
     diacritics: "butce", "kac gpu lazim"), Turkish stems match word beginnings and long words with Turkish-only
     endings ("-iyor", "-lık") count for Turkish;
-  * model names, GPU names, numbers, units and emoji are neutral: "7B QLoRA 4096" -> None;
+  * model names, GPU names, numbers, units and emoji are neutral: "7B QLoRA 4096" -> None; so are currency
+    words and signs ("TL", "lira", "₺", "dolar"): a Persian user types "500 TL" too, and a bare amount must not
+    switch the conversation to Turkish;
   * the higher score wins; a tie -> None (the conversation keeps its language).
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ import re
 from typing import Optional
 
 from bot.normalize import fold, normalize
-from bot.numbers import Lexicon, load_lexicon
+from bot.numbers import Lexicon, load_lexicon, tokenize
 
 _ARABIC_LETTER_RE = re.compile(
     "[\u0621-\u063a\u0641-\u064a\u0671-\u06d3\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")
@@ -27,7 +29,9 @@ _PERSIAN_KEYBOARD_RE = re.compile("[\u06f0-\u06f9\u0660-\u0669\u060c\u061b\u061f
 # whole words only: the "a" of "A100" is not the English article
 _LATIN_WORD_RE = re.compile(r"\b[a-z]+\b")
 _STRONG_TURKISH = set("ğşıİĞŞ")
-_WEAK_TURKISH = set("çöüÇÖÜ₺")
+_WEAK_TURKISH = set("çöüÇÖÜ")
+# labels of the currency groups in knowledge/lexicon.yml `units`
+_CURRENCY_UNITS = {"usd", "try", "toman", "eur"}
 
 STRONG_LETTER_SCORE = 2.0
 WEAK_LETTER_SCORE = 1.0
@@ -50,6 +54,8 @@ def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> O
     en_score = 0.0
     fa_score = PERSIAN_KEYBOARD_SCORE * bool(_PERSIAN_KEYBOARD_RE.search(text))
     for word in _LATIN_WORD_RE.findall(fold(text)):
+        if _is_currency_word(word, lexicon):
+            continue
         if word in lexicon.fa_latin_words:
             fa_score += 1
         elif word in lexicon.en_words or word.startswith(lexicon.en_stems):
@@ -64,3 +70,10 @@ def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> O
     best = max(scores.values())
     winners = [lang for lang, score in scores.items() if score == best]
     return winners[0] if best > 0 and len(winners) == 1 else None
+
+
+def _is_currency_word(word: str, lexicon: Lexicon) -> bool:
+    """ "tl", "lira", "liralik", "dolar", "usd": an amount's unit, whatever language the sentence around it is in."""
+    tokens = tokenize(word)
+    length, label = lexicon.units.longest_at(tokens, 0)
+    return length == len(tokens) and label in _CURRENCY_UNITS

@@ -37,6 +37,13 @@ CASES = [
     ("bir insanla görüşmek istiyorum", "tr"),
     ("yetmis milyarlik model", "tr"),
     ("ŞİMDİ", "tr"),
+    ("sen bot musun?", "tr"),
+    ("bot musunuz", "tr"),
+    ("gerçek misin", "tr"),
+    ("nasılsın", "tr"),
+    ("sen", "tr"),
+    ("saol", "tr"),
+    ("3000 TL bütçem var", "tr"),
     # English
     ("hello", "en"),
     ("hi there", "en"),
@@ -58,6 +65,13 @@ CASES = [
     ("   ", None),
     ("?!", None),
     ("$50", None),
+    # a currency alone says nothing about the language: a Persian user writes "500 TL" too
+    ("500 TL", None),
+    ("500 tl", None),
+    ("1000 lira", None),
+    ("300 ₺", None),
+    ("100 dolar", None),
+    ("20 USD", None),
 ]
 
 
