@@ -308,3 +308,40 @@ def test_error_texts_exist_for_every_error_key():
                           source))
     texts = load_knowledge().texts
     assert keys and all(f"error_{key}" in texts for key in keys), sorted(k for k in keys if f"error_{k}" not in texts)
+
+
+# a USD amount as the FAQ writes it: "$0.74", "0.74 دلار", "0,74 $", "4,99 $", "14.80 dolar", "2.24 USD"
+# (a number glued to letters is a card name: the "100" of "H100 $4.99" is not an amount)
+_USD_AMOUNT_RE = re.compile(r"\$\s?(\d+(?:[.,]\d+)?)|(?<![\w.,])(\d+(?:[.,]\d+)?)\s?(?:\$|دلار|dolar|USD)")
+# a worked example "20 × 0.74 = 14.80 دلار" / "20 x 0.74 = $14.80"
+_WORKED_EXAMPLE_RE = re.compile(r"(\d+)\s?[×x]\s?(\d+(?:[.,]\d+)?)\s?=\s?\$?(\d+(?:[.,]\d+)?)")
+
+
+def _amount(text: str) -> float:
+    return float(text.replace(",", "."))
+
+
+def test_faq_prices_are_catalogue_prices(kb):
+    """Every dollar amount in an FAQ answer is a catalogue hourly price, that price with VAT, or the total of a
+    worked example whose hourly price is from the catalogue and whose product is right: a price changed in
+    gpus.yml and forgotten in faq.yml would quote the user a wrong price."""
+    prices = {card.price_usd_hour for card in kb.gpus}
+    allowed = prices | {round(kb.pricing.with_vat(price), 2) for price in prices}
+    found, wrong = 0, []
+    for topic_id, topic in kb.faq.items():
+        for lang in ("fa", "tr", "en"):
+            text = getattr(topic, lang, None) or ""
+            totals = set()
+            for hours, hourly, total in _WORKED_EXAMPLE_RE.findall(text):
+                found += 1
+                if _amount(hourly) not in prices or round(int(hours) * _amount(hourly), 2) != _amount(total):
+                    wrong.append((topic_id, lang, f"{hours} x {hourly} = {total}"))
+                totals.add(_amount(total))
+            for match in _USD_AMOUNT_RE.finditer(text):
+                found += 1
+                value = _amount(match.group(1) or match.group(2))
+                if value not in allowed | totals:
+                    wrong.append((topic_id, lang, match.group(0)))
+    assert not wrong
+    # the FAQ quotes prices in all three texts (prices_vat, h100_vs_a100, cost_control): the check has work to do
+    assert found >= 15
