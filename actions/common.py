@@ -16,6 +16,10 @@ VOLUME_SLOTS = ("examples", "avg_tokens", "total_tokens", "epochs", "gpus")
 # Intents the form leaves to the rules (answered, then the form resumes); see actions/rulegen.py.
 CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge", "out_of_scope",
                           "unsupported_language", "request_human", "request_quote", "goodbye", "deny")
+# Intents answered in the middle of the handoff form, which then asks its question again (the generated rules of
+# actions/rulegen.py; every FAQ intent too). The rest is read by the form: yes/no, a contact, or a re-ask.
+HANDOFF_CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge",
+                                  "unsupported_language")
 # Intents that do not count as a successful turn for the "two failed turns" counter.
 UNCERTAIN_INTENTS = ("nlu_fallback", "out_of_scope", "inform", "estimate", "affirm", "deny")
 
@@ -36,3 +40,7 @@ def payload_entities(tracker: Tracker) -> Dict[str, Any]:
 
 def is_interruption(intent: Optional[str]) -> bool:
     return bool(intent) and (intent.startswith("faq_") or intent in CHITCHAT_INTERRUPTIONS)
+
+
+def interrupts_handoff(intent: Optional[str]) -> bool:
+    return bool(intent) and (intent.startswith("faq_") or intent in HANDOFF_CHITCHAT_INTERRUPTIONS)

@@ -75,6 +75,9 @@ class ValidateEstimateForm(FormValidationAction):
         requested = tracker.get_slot(REQUESTED_SLOT)
         if is_interruption(intent) and not (intent == "deny" and requested == "budget"):
             return {}  # the rules answer it, then the form asks its question again
+        if intent in ("affirm", "deny") and tracker.get_slot("pending_offer") \
+                and not (intent == "deny" and requested == "budget"):
+            return {}  # a yes/no to the person or quote just offered: data/rules/offers.yml answers it
 
         text = tracker.latest_message.get("text") or ""
         updates = self._from_payload(payload_entities(tracker))

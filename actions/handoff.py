@@ -19,7 +19,7 @@ from rasa_sdk.executor import CollectingDispatcher
 from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
 from rasa_sdk.types import DomainDict
 
-from actions.common import conversation_language, latest_intent
+from actions.common import conversation_language, interrupts_handoff, latest_intent
 from bot.tickets.models import Message, Ticket, TicketDraft
 from bot.tickets.notify import send_staff_notification
 from bot.tickets.pii import install_log_redaction, parse_contact
@@ -111,6 +111,10 @@ class ValidateHandoffForm(FormValidationAction):
             if contact is not None:
                 # Typing a contact right after the notice answers the question as clearly as "yes".
                 return {"handoff_consent": True, "handoff_contact": contact.value}
+            if interrupts_handoff(intent) or intent == "goodbye":
+                # No value: Rasa rejects the form turn, a rule answers the question (or says goodbye and leaves the
+                # form) and the form asks for the consent again (data/rules/interruptions.yml, handoff.yml).
+                return {}
             dispatcher.utter_message(response="utter_consent_unclear")
             # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
             return {"handoff_consent": None}
@@ -120,6 +124,8 @@ class ValidateHandoffForm(FormValidationAction):
                 return {"handoff_contact": contact.value}
             if intent == "deny":
                 return {"handoff_consent": False, "handoff_contact": None}
+            if interrupts_handoff(intent) or intent == "goodbye":
+                return {}
             dispatcher.utter_message(response="utter_invalid_contact")
             return {"handoff_contact": None}
         return {}
@@ -128,12 +134,20 @@ class ValidateHandoffForm(FormValidationAction):
 def _trigger(tracker: Tracker) -> str:
     """What started the handoff: request_quote, request_human, or fallback (repeated misunderstanding)."""
     trigger = "request_human"
+    offer_answered = None  # pending_offer set right after the user message being looked at (actions/language.py)
     for event in reversed(tracker.events):
-        if event.get("event") == "user":
+        if event.get("event") == "slot" and event.get("name") == "pending_offer":
+            offer_answered = offer_answered or event.get("value")
+        elif event.get("event") == "user":
             intent = ((event.get("parse_data") or {}).get("intent") or {}).get("name")
             if intent in HANDOFF_TRIGGERS:
                 trigger = intent
                 break
+            if intent == "affirm" and offer_answered:
+                # A typed "yes" to the offer of a quote or a person (data/rules/offers.yml).
+                trigger = "request_quote" if offer_answered == "quote" else "request_human"
+                break
+            offer_answered = None
     if trigger == "request_human":
         failed = tracker.get_slot("failed_turns") or 0
         recent = [e.get("name") for e in tracker.events[-40:] if e.get("event") == "action"]
