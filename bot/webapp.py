@@ -12,6 +12,7 @@ No rasa import: this process only serves files.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import re
 from pathlib import Path
@@ -56,13 +57,21 @@ async def widget_config(request: web.Request) -> web.Response:
     })
 
 
+CHART_WAIT_S = 15.0
+
+
 async def chart(request: web.Request) -> web.StreamResponse:
     name = request.match_info["name"]
     if not _CHART_NAME.match(name):
         raise web.HTTPNotFound()
     path = chart_dir() / name
-    if not path.is_file():
-        raise web.HTTPNotFound()
+    # The action server draws a web chart just after the reply has gone out, so the browser may ask before the
+    # file exists; a cold worker takes a second or two. Wait for it rather than answer 404 to a chart on its way.
+    deadline = asyncio.get_running_loop().time() + CHART_WAIT_S
+    while not path.is_file():
+        if asyncio.get_running_loop().time() > deadline:
+            raise web.HTTPNotFound()
+        await asyncio.sleep(0.1)
     return web.FileResponse(path, headers={"Content-Type": "image/png"})
 
 
