@@ -57,7 +57,7 @@ async def widget_config(request: web.Request) -> web.Response:
     })
 
 
-CHART_WAIT_S = 15.0
+CHART_WAIT_S = 8.0
 
 
 async def chart(request: web.Request) -> web.StreamResponse:
