@@ -171,7 +171,9 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
         exact = math.isclose(size, advice.preset.size_b, rel_tol=0.05)
         lines.append(kb.text("preset_by_size" if exact else "preset_by_size_nearest", lang,
                              size=number(size, lang, 1), model=advice.preset.display))
-    lines.append(kb.text("memory_line", lang, total=gb(estimate.per_gpu_gib, lang), low=gb(estimate.low_gib, lang),
+    # A job that fits no card is not "per GPU" yet: it is what one GPU would have to hold.
+    memory_key = "memory_line" if advice.fitting_cards or plan.gpus > 1 else "memory_line_one_gpu"
+    lines.append(kb.text(memory_key, lang, total=gb(estimate.per_gpu_gib, lang), low=gb(estimate.low_gib, lang),
                          high=gb(estimate.high_gib, lang)))
     lines.append(kb.text("parts_line", lang, parts=_parts(advice, lang, kb)))
     defaults = _defaults(advice, lang, kb)
