@@ -292,3 +292,118 @@ async def test_ask_affirmation_never_uses_rasas_english_text():
     dispatcher = CollectingDispatcher()
     await ActionDefaultAskAffirmation().run(dispatcher, make_tracker("x"), DOMAIN)
     assert responses(dispatcher) == ["utter_ask_rephrase"]
+
+
+# ---------------------------------------------------------------------------------------------- offers, handoff form
+
+
+def offer_tracker(answer: str, intent: str, bot_turn: List[dict], slots: Optional[Dict[str, Any]] = None) -> Tracker:
+    """A conversation whose previous bot turn is `bot_turn`, and the user's `answer` to it."""
+    latest = {"text": answer, "intent": {"name": intent, "confidence": 0.9}, "entities": []}
+    events = [{"event": "action", "name": "action_listen"},
+              {"event": "user", "text": "...", "parse_data": {"intent": {"name": "estimate"}}},
+              *bot_turn,
+              {"event": "action", "name": "action_listen"},
+              {"event": "user", "text": answer, "parse_data": latest}]
+    return Tracker("tester", dict(slots or {}), latest, events, False, None, {}, "action_listen")
+
+
+def bot(response: str) -> dict:
+    return {"event": "bot", "text": "…", "metadata": {"utter_action": response}}
+
+
+OFFER_DOMAIN = {**DOMAIN, "slots": {**DOMAIN["slots"], "pending_offer": {"type": "categorical",
+                                                                          "mappings": [{"type": "custom"}]}}}
+
+
+@pytest.mark.parametrize("bot_turn,expected", [
+    ([{"event": "action", "name": "action_estimate"}, bot("utter_estimate_offer_quote")], "quote"),
+    ([{"event": "action", "name": "action_default_fallback"}, bot("utter_offer_human")], "human"),
+    ([{"event": "action", "name": "utter_bot_challenge"}, bot("utter_bot_challenge")], "human"),
+    # inside the form the offer comes before the form's question: still the offer being answered
+    ([{"event": "action", "name": "estimate_form"}, bot("utter_model_not_understood"), bot("utter_offer_human"),
+      bot("utter_ask_model")], "human"),
+])
+async def test_an_offer_in_the_previous_bot_turn_is_pending(bot_turn, expected):
+    events = await ValidateSlotMappings().run(CollectingDispatcher(), offer_tracker("evet", "affirm", bot_turn),
+                                              OFFER_DOMAIN)
+    assert as_dict(events)["pending_offer"] == expected
+
+
+async def test_an_offer_older_than_the_previous_turn_is_cleared():
+    tracker = offer_tracker("آره", "affirm", [{"event": "action", "name": "utter_anything_else"},
+                                             bot("utter_anything_else")], slots={"pending_offer": "quote"})
+    events = await ValidateSlotMappings().run(CollectingDispatcher(), tracker, OFFER_DOMAIN)
+    assert as_dict(events)["pending_offer"] is None
+
+
+async def test_yes_or_no_to_a_pending_offer_is_left_to_the_rules_inside_the_form():
+    for intent in ("affirm", "deny"):
+        values, dispatcher = await run_form("evet", intent=intent,
+                                            slots={"requested_slot": "model", "pending_offer": "human"})
+        assert set(values) == {"requested_slot"} and dispatcher.messages == []
+    # "no" to the budget question still means "no limit", whatever was offered before
+    values, _ = await run_form("yok", intent="deny", slots={"requested_slot": "budget", "model": "8b",
+                                                            "method": "qlora", "seq_len": 2048.0,
+                                                            "pending_offer": "human"})
+    assert values["budget_unlimited"] is True
+
+
+def handoff_tracker(text: str, intent: str, requested: str, slots: Optional[Dict[str, Any]] = None) -> Tracker:
+    latest = {"text": text, "intent": {"name": intent, "confidence": 0.9}, "entities": []}
+    events = [{"event": "action", "name": "utter_handoff_intro"}, {"event": "action", "name": "handoff_form"},
+              {"event": "action", "name": "action_listen"}, {"event": "user", "text": text, "parse_data": latest},
+              {"event": "action", "name": "handoff_form"}]
+    return Tracker("tester", {"language": "tr", "requested_slot": requested, **(slots or {})}, latest, events,
+                   False, None, {"name": "handoff_form"}, "handoff_form")
+
+
+@pytest.mark.parametrize("intent", ["faq_prices_vat", "faq_kvkk", "thank", "bot_challenge", "goodbye"])
+@pytest.mark.parametrize("requested,slots", [("handoff_consent", {}), ("handoff_contact", {"handoff_consent": True})])
+async def test_handoff_form_leaves_questions_to_the_rules(monkeypatch, intent, requested, slots):
+    import actions.handoff as handoff
+    from actions.handoff import ValidateHandoffForm
+
+    monkeypatch.setattr(handoff, "_open_ticket", lambda sender: None)
+    dispatcher = CollectingDispatcher()
+    events = await ValidateHandoffForm().run(dispatcher, handoff_tracker("fiyatlara KDV dahil mi?", intent,
+                                                                         requested, slots), DOMAIN)
+    # Only requested_slot: Rasa rejects the form turn, the rule answers, and the same question comes again.
+    assert set(as_dict(events)) == {"requested_slot"} and as_dict(events)["requested_slot"] == requested
+    assert dispatcher.messages == []
+
+
+def test_every_generated_handoff_interruption_is_rejected_by_the_handoff_form():
+    from actions import rulegen
+    from actions.common import interrupts_handoff
+
+    generated = [rule["steps"][0]["intent"] for rule in rulegen.build_rules()["rules"]
+                 if rule.get("condition") == [{"active_loop": rulegen.HANDOFF_FORM}]]
+    assert "faq_prices_vat" in generated and "thank" in generated
+    assert all(interrupts_handoff(intent) for intent in generated)
+
+
+def test_a_yes_to_the_quote_offer_opens_a_quote_ticket():
+    from actions.handoff import build_draft
+
+    events = [{"event": "user", "text": "70B full", "parse_data": {"intent": {"name": "estimate"}}},
+              {"event": "bot", "text": "…", "metadata": {"utter_action": "utter_estimate_offer_quote"}},
+              {"event": "user", "text": "evet", "parse_data": {"intent": {"name": "affirm"}}},
+              {"event": "slot", "name": "pending_offer", "value": "quote"},
+              {"event": "user", "text": "hayır", "parse_data": {"intent": {"name": "deny"}}},
+              {"event": "slot", "name": "pending_offer", "value": None}]
+    tracker = Tracker("tester", {"language": "tr", "method": "lora", "model_size_b": 8.0}, events[-2], events,
+                      False, None, {}, "action_listen")
+    draft = build_draft(tracker)
+    assert (draft.trigger, draft.category) == ("request_quote", "quote")
+
+
+async def test_restart_forgets_everything_but_the_language():
+    from actions.restart import ActionRestart
+
+    dispatcher = CollectingDispatcher()
+    events = await ActionRestart().run(dispatcher, make_tracker("/restart", intent="restart",
+                                                                slots={"language": "tr", "model": "8b"}), DOMAIN)
+    assert responses(dispatcher) == ["utter_restart"]
+    assert [e["event"] for e in events] == ["restart", "slot"]
+    assert as_dict(events) == {"language": "tr"}
