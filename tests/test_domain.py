@@ -101,11 +101,12 @@ def test_generated_interruption_rules_are_up_to_date():
         "run: .venv/bin/python -m actions.rulegen"
 
 
-def test_every_faq_intent_is_answered_inside_and_outside_the_form():
+def test_every_faq_intent_is_answered_inside_and_outside_the_forms():
     rules = rulegen.build_rules()["rules"]
     for intent in rulegen.faq_intents():
         matching = [r for r in rules if r["steps"][0] == {"intent": intent}]
-        assert len(matching) == 2
-        assert any(r.get("condition") == [{"active_loop": "estimate_form"}] and
-                   r["steps"][-1] == {"active_loop": "estimate_form"} for r in matching)
+        assert len(matching) == 3      # outside any form, inside the estimate form, inside the handoff form
+        for form in ("estimate_form", "handoff_form"):
+            assert any(r.get("condition") == [{"active_loop": form}] and
+                       r["steps"][-1] == {"active_loop": form} for r in matching), (intent, form)
     assert len(rulegen.faq_intents()) == 15
