@@ -92,8 +92,9 @@ def stack(request, rasa_model, tmp_path_factory):
         import psycopg2.extras
 
         tickets_url = PG_URL
-        tracker_store = {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore", "dialect": "postgresql",
-                         "url": "127.0.0.1", "port": 5432, "db": "test", "username": "postgres"}
+        # The production endpoints file itself, against the real PostgreSQL and Redis on this machine.
+        production = yaml.safe_load((ROOT / "endpoints.production.yml").read_text())
+        tracker_store, lock_store = production["tracker_store"], production["lock_store"]
 
         def tracker_rows(sender):
             with psycopg2.connect(PG_URL) as conn, conn.cursor() as cur:
@@ -112,12 +113,21 @@ def stack(request, rasa_model, tmp_path_factory):
     # Debug logging: Rasa and rasa_sdk then log every user message, which must come out masked.
     env = {"TICKETS_DB_URL": tickets_url, "TICKETS_SPOOL_DIR": str(workdir / "spool"), "LOG_LEVEL": "DEBUG"}
     action = start_action_server(env=env)
+    endpoints = {"tracker_store": tracker_store}
+    if request.param == "postgresql":
+        endpoints["lock_store"] = lock_store
+        env.update(ACTION_SERVER_URL=f"http://127.0.0.1:{action.port}/webhook", TRACKER_DB_HOST="127.0.0.1",
+                   TRACKER_DB_NAME="test", TRACKER_DB_USER="postgres", TRACKER_DB_PASSWORD="",
+                   REDIS_HOST="127.0.0.1")
+        endpoints["action_endpoint"] = production["action_endpoint"]
     try:
-        rasa = start_rasa_server(action.port, endpoints={"tracker_store": tracker_store}, env=env,
+        rasa = start_rasa_server(action.port, endpoints=endpoints, env=env,
                                  auth_token=f"tok-{uuid.uuid4().hex[:8]}")
     except Exception:
         action.stop()
         raise
+    if request.param == "postgresql":
+        assert "Connected to lock store 'RedisLockStore'" in rasa.log(), "the production config must lock in Redis"
     store = TicketStore(tickets_url, spool_dir=workdir / "spool")
     stack = Stack(request.param, action, rasa, store, tracker_rows, ticket_rows)
     yield stack
