@@ -10,6 +10,7 @@ mkdir -p var/charts var/log
 export ADVISOR_PUBLIC_URL=${ADVISOR_PUBLIC_URL:-http://localhost:8080}
 export ADVISOR_CHART_DIR=${ADVISOR_CHART_DIR:-var/charts}
 export RASA_URL=${RASA_URL:-http://127.0.0.1:5005}
+export ACTION_SERVER_URL=${ACTION_SERVER_URL:-http://127.0.0.1:5055/webhook}  # endpoints.production.yml
 # The Rasa HTTP API is token-protected; the staff page uses the same token to push staff replies.
 if [ -z "${RASA_TOKEN:-}" ]; then
   [ -s var/rasa-token ] || head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/rasa-token
