@@ -33,6 +33,10 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
     "unsupported_language": "utter_languages_supported",
 }
 
+# Inside a form the general answer does not fit: utter_thank suggests trying another value of an estimate that
+# does not exist yet. The form's own question follows these, so they stay short (domain/responses_flow.yml).
+IN_FORM_ANSWERS: Dict[str, str] = {"thank": "utter_thank_in_form"}
+
 # The form answers these itself (a hint and the same question), so they never interrupt it.
 FORM_READS_ITSELF = ("nlu_fallback",)
 # The handoff form reads everything that is not a question (a contact, yes/no, or "please answer yes or no"), so
@@ -58,9 +62,10 @@ def build_rules() -> dict:
         for form, skipped in ((FORM, FORM_READS_ITSELF), (HANDOFF_FORM, HANDOFF_SKIPS)):
             if intent in skipped:
                 continue
-            rules.append({"rule": f"{intent} during {form}: {action}, then resume the form",
+            in_form = IN_FORM_ANSWERS.get(intent, action)
+            rules.append({"rule": f"{intent} during {form}: {in_form}, then resume the form",
                           "condition": [{"active_loop": form}],
-                          "steps": [{"intent": intent}, {"action": action},
+                          "steps": [{"intent": intent}, {"action": in_form},
                                     {"action": form}, {"active_loop": form}]})
     return {"version": "3.1", "rules": rules}
 

@@ -162,3 +162,16 @@ def test_starting_over_forgets_the_values_and_keeps_the_language(conversation):
     final = c.say("2048")
     assert '/inform{"budget_unlimited":true}' in payloads(final)      # the budget is asked again
     assert_estimate(c.say("60 dolar"), "tr", mentions=["2048"])
+
+
+# ------------------------------------------------------------------------------ thanks in the middle of the form
+
+
+def test_thanks_in_the_middle_of_the_form_gets_a_short_answer_and_the_question_again(conversation):
+    c = conversation()
+    c.say("merhaba, hangi gpu lazım bana?")
+    replies = c.say("tamam teşekkürler")
+    assert_language(replies, "tr")
+    # Not the after-estimate answer ("LoRA olursa?"): there is no estimate yet.
+    assert "LoRA olursa" not in joined(replies)
+    assert '/inform{"model_size_b":8}' in payloads(replies)
