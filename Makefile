@@ -24,8 +24,10 @@ system-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing: sudo apt-get install chromium"; exit 1; fi; }
 
+# Training prints thousands of progress lines: they go to var/log/train.log, shown only when training fails.
 $(MODEL): $(STAMP) $(MODEL_INPUTS)
-	$(TRAIN)
+	@mkdir -p var/log; echo "Training the assistant's model (about 30 s; log: var/log/train.log)…"
+	@$(TRAIN) >var/log/train.log 2>&1 || { tail -40 var/log/train.log; exit 1; }
 	@touch $@
 
 model: $(MODEL)
@@ -40,7 +42,8 @@ run: $(MODEL)
 	@scripts/run.sh
 
 test: $(STAMP) system-deps validate
-	$(TRAIN) --force
+	@mkdir -p var/log; echo "rasa train --force (log: var/log/train.log)…"
+	@$(TRAIN) --force >var/log/train.log 2>&1 || { tail -40 var/log/train.log; exit 1; }
 	$(BIN)/pytest
 
 bench: $(MODEL)

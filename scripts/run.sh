@@ -30,7 +30,7 @@ if [ -n "${TELEGRAM_TOKEN:-}" ]; then
 fi
 
 pids=()
-cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; echo "stopped."; }
+cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; echo "stopped."; exit 0; }
 trap cleanup INT TERM EXIT
 
 $BIN/rasa run actions --actions actions --port 5055 >var/log/actions.log 2>&1 & pids+=($!)
@@ -55,3 +55,4 @@ cat <<MSG
 MSG
 wait -n "${pids[@]}" || true
 echo "a server exited; see var/log/" >&2
+exit 1
