@@ -14,9 +14,10 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@PY310=$$(scripts/find_python310.sh) || { echo "Python 3.10 not found: rasa 3.6 needs it (install python3.10, or 'pyenv install 3.10')."; exit 1; }; \
 	  [ -x $(BIN)/python ] || $$PY310 -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade "pip<25"
-	$(BIN)/pip install -q -e '.[dev]'
-	touch $@
+	@mkdir -p var/log; echo "Installing rasa 3.6 and the project into $(VENV) (about 3 minutes the first time; log: var/log/install.log)…"
+	@{ $(BIN)/pip install --upgrade "pip<25" && $(BIN)/pip install -e '.[dev]'; } >var/log/install.log 2>&1 \
+	  || { grep -v "^WARNING: Location" var/log/install.log | tail -40; exit 1; }
+	@touch $@
 
 # Headless Chromium for the browser tests (Debian's package; Playwright's own browser downloads fail here).
 system-deps:
