@@ -143,6 +143,17 @@ def test_question_while_waiting_for_the_contact_is_answered_and_the_contact_aske
     forget_ticket(c)
 
 
+def test_goodbye_while_waiting_for_consent_leaves_the_handoff(conversation):
+    c = conversation()
+    c.say("کارشناس میخوام")
+    replies = c.say("بیخیال، خداحافظ")
+    assert_language(replies, "fa")
+    assert not asks_for_consent(replies), joined(replies)
+    assert tracker_slots(c)["requested_slot"] is None
+    hello = c.say("سلام")
+    assert "/estimate" in payloads(hello) and not asks_for_consent(hello)
+
+
 # ------------------------------------------------------------------------------ starting over
 
 
