@@ -67,6 +67,10 @@ class ValidateEstimateForm(FormValidationAction):
         actions = [event.get("name") for event in tracker.events if event.get("event") == "action"]
         if actions and actions[-1] == self.form_name():
             actions.pop()
+        if actions and actions[-1] == "action_deactivate_loop":
+            # Values typed while the handoff form waited for consent leave it for this form on the same message
+            # (data/rules/handoff.yml): that message has not been read yet.
+            actions.pop()
         return not actions or actions[-1] == "action_listen"
 
     def read_values(self, dispatcher: CollectingDispatcher, tracker: Tracker) -> Dict[Text, Any]:

@@ -111,9 +111,10 @@ class ValidateHandoffForm(FormValidationAction):
             if contact is not None:
                 # Typing a contact right after the notice answers the question as clearly as "yes".
                 return {"handoff_consent": True, "handoff_contact": contact.value}
-            if interrupts_handoff(intent) or intent == "goodbye":
-                # No value: Rasa rejects the form turn, a rule answers the question (or says goodbye and leaves the
-                # form) and the form asks for the consent again (data/rules/interruptions.yml, handoff.yml).
+            if interrupts_handoff(intent) or intent == "goodbye" or _gives_estimate_values(intent, text):
+                # No value: Rasa rejects the form turn, and a rule answers the question (then the form asks for the
+                # consent again), says goodbye, or leaves the handoff for the estimate form when the message
+                # carries job values ("LoRA olursa?", "llama 8b qlora") (data/rules/interruptions.yml, handoff.yml).
                 return {}
             dispatcher.utter_message(response="utter_consent_unclear")
             # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
@@ -129,6 +130,17 @@ class ValidateHandoffForm(FormValidationAction):
             dispatcher.utter_message(response="utter_invalid_contact")
             return {"handoff_contact": None}
         return {}
+
+
+def _gives_estimate_values(intent: Optional[str], text: str) -> bool:
+    """An estimate request or a changed value instead of an answer to the consent question."""
+    if intent not in ("inform", "estimate"):
+        return False
+    from bot.parse import parse_values
+
+    values = parse_values(text)
+    return any(getattr(values, name, None) not in (None, False)
+               for name in ("model_id", "model_size_b", "method", "seq_len", "budget_usd", "budget_unlimited"))
 
 
 def _trigger(tracker: Tracker) -> str:

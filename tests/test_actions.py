@@ -407,3 +407,27 @@ async def test_restart_forgets_everything_but_the_language():
     assert responses(dispatcher) == ["utter_restart"]
     assert [e["event"] for e in events] == ["restart", "slot"]
     assert as_dict(events) == {"language": "tr"}
+
+
+@pytest.mark.parametrize("text,intent,rejected", [
+    ("LoRA olursa?", "inform", True),                      # a changed value: leave the handoff for the estimate
+    ("llama 8b qlora 2048", "estimate", True),
+    ("bir model eğitmek istiyorum", "estimate", False),    # no value: the consent question again
+    ("belki", "inform", False),
+])
+async def test_job_values_instead_of_the_consent_are_left_to_the_rules(monkeypatch, text, intent, rejected):
+    import actions.handoff as handoff
+    from actions.handoff import ValidateHandoffForm
+
+    monkeypatch.setattr(handoff, "_open_ticket", lambda sender: None)
+    dispatcher = CollectingDispatcher()
+    events = await ValidateHandoffForm().run(dispatcher, handoff_tracker(text, intent, "handoff_consent"), DOMAIN)
+    assert (set(as_dict(events)) == {"requested_slot"}) is rejected
+    assert (responses(dispatcher) == []) is rejected
+
+
+async def test_the_estimate_form_reads_the_message_that_left_the_handoff_form():
+    values, _ = await run_form("LoRA olursa?", slots={"requested_slot": None, "model": "8b", "method": "qlora",
+                                                      "seq_len": 2048.0, "budget": "usd"},
+                               last_action="action_deactivate_loop")
+    assert values["method"] == "lora"

@@ -15,7 +15,8 @@ import pytest
 
 from bot.knowledge import load_knowledge
 from bot.tickets import TicketStore
-from tests.e2e.helpers import assert_estimate, assert_language, joined, payloads, tracker_slots
+from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, joined, payloads,
+                               tracker_slots)
 
 pytestmark = pytest.mark.e2e
 
@@ -152,6 +153,16 @@ def test_goodbye_while_waiting_for_consent_leaves_the_handoff(conversation):
     assert tracker_slots(c)["requested_slot"] is None
     hello = c.say("سلام")
     assert "/estimate" in payloads(hello) and not asks_for_consent(hello)
+
+
+def test_job_values_instead_of_the_consent_leave_the_handoff_for_the_estimate(conversation):
+    c = conversation()
+    c.say("bir insanla görüşmek istiyorum")
+    replies = c.say("aslında önce fiyatı görmek istiyorum: llama 8b qlora 2048 token, bütçem 50 dolar")
+    advice = expected_advice(model="llama-3.1-8b", method="qlora", seq_len=2048, budget_usd=50)
+    assert_estimate(replies, "tr", best_card=advice.best.card_id, mentions=["Llama 3.1 8B", "2048"])
+    assert not asks_for_consent(replies)
+    assert tracker_slots(c).get("ticket_id") is None
 
 
 # ------------------------------------------------------------------------------ starting over
