@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CHART_DIR = ROOT / "var" / "charts"
 DEFAULT_PUBLIC_URL = "http://localhost:8080"
 FITTING = ("fits", "tight")  # bot.recommend.FitStatus values of a card that holds the job
+# InputError keys (knowledge/texts.yml error_<key>) whose text sends the user to a colleague: a model size outside
+# the presets' range is not something the user can fix by rephrasing.
+ERRORS_FOR_A_PERSON = ("size_out_of_range",)
 # Channels that read the chart file while sending the reply (Telegram uploads it) get it drawn before replying.
 CHANNELS_NEEDING_THE_FILE = ("telegram",)
 
@@ -136,6 +139,9 @@ class ActionEstimate(Action):
             advice = advise(AdviceRequest(**fields))
         except InputError as error:
             dispatcher.utter_message(text=render_error(error, lang))
+            if error.key in ERRORS_FOR_A_PERSON:
+                # The text says a colleague can review the plan: make that an offer a button or a "yes" accepts.
+                dispatcher.utter_message(response="utter_offer_review_by_person")
             return []
         except ValueError:
             logger.exception("advise() rejected %s", fields)

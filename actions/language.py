@@ -25,6 +25,7 @@ OFFERS: Dict[Text, Text] = {
     "utter_offer_human": "human",           # after two misunderstood turns (actions/fallback.py)
     "utter_bot_challenge": "human",         # "I am a bot ... I can connect you to a person"
     "utter_faq_missing": "human",           # "no ready answer; I can pass it on to support"
+    "utter_offer_review_by_person": "human",  # model size outside the presets (actions/estimate.py)
     "utter_estimate_offer_quote": "quote",  # no single card fits (actions/estimate.py): quote or a person
 }
 

@@ -76,6 +76,15 @@ def test_evet_after_are_you_a_bot(conversation):
     assert asks_for_consent(replies), joined(replies)
 
 
+def test_are_after_a_model_size_we_cannot_estimate_starts_the_handoff(conversation):
+    c = conversation()
+    unsupported = c.say("Llama 405B با QLoRA و ۴۰۹۶ توکن چند تا جی‌پی‌یو میخواد؟ بودجه مهم نیست")
+    assert_language(unsupported, "fa")
+    assert "405" in joined(unsupported) and "/request_human" in payloads(unsupported)
+    replies = c.say("آره")
+    assert asks_for_consent(replies), joined(replies)
+
+
 def test_no_to_the_quote_offer_is_answered_politely_and_the_offer_expires(conversation):
     c = conversation()
     c.say("می‌خواهم یک مدل ۷۰ میلیاردی را به‌صورت کامل فاین‌تیون کنم با ۴۰۹۶ توکن، محدودیت بودجه ندارم")
