@@ -34,8 +34,9 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
 }
 
 # Inside a form the general answer does not fit: utter_thank suggests trying another value of an estimate that
-# does not exist yet. The form's own question follows these, so they stay short (domain/responses_flow.yml).
-IN_FORM_ANSWERS: Dict[str, str] = {"thank": "utter_thank_in_form"}
+# does not exist yet, utter_greet introduces the bot again with buttons that lead away from the question. The
+# form's own question follows these, so they stay short (domain/responses_flow.yml).
+IN_FORM_ANSWERS: Dict[str, str] = {"thank": "utter_thank_in_form", "greet": "utter_greet_in_form"}
 
 # The form answers these itself (a hint and the same question), so they never interrupt it.
 FORM_READS_ITSELF = ("nlu_fallback",)

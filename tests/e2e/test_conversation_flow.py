@@ -195,7 +195,7 @@ def test_starting_over_forgets_the_values_and_keeps_the_language(conversation):
     assert_estimate(c.say("60 dolar"), "tr", mentions=["2048"])
 
 
-# ------------------------------------------------------------------------------ thanks in the middle of the form
+# ------------------------------------------------------------------------------ hello / thanks in the middle of a form
 
 
 def test_thanks_in_the_middle_of_the_form_gets_a_short_answer_and_the_question_again(conversation):
@@ -206,3 +206,13 @@ def test_thanks_in_the_middle_of_the_form_gets_a_short_answer_and_the_question_a
     # Not the after-estimate answer ("LoRA olursa?"): there is no estimate yet.
     assert "LoRA olursa" not in joined(replies)
     assert '/inform{"model_size_b":8}' in payloads(replies)
+
+
+def test_hello_while_waiting_for_consent_is_short_and_the_consent_asked_again(conversation):
+    c = conversation()
+    c.say("با پشتیبانی صحبت کنم")
+    replies = c.say("سلام")
+    assert_language(replies, "fa")
+    # Not the full introduction with its "GPU advice" buttons: the customer is in the middle of the handoff.
+    assert "/estimate" not in payloads(replies)
+    assert asks_for_consent(replies)
