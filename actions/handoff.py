@@ -132,6 +132,29 @@ class ValidateHandoffForm(FormValidationAction):
         return {}
 
 
+class ActionAskHandoffConsent(Action):
+    """The consent question: with the KVKK notice the first time, shorter when it is asked again.
+
+    The form asks again after every question answered in between (an FAQ, "hello", "thanks") and after an unclear
+    answer; repeating the whole notice each time buries the question. The notice was shown once for this handoff.
+    """
+
+    def name(self) -> Text:
+        return "action_ask_handoff_consent"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
+        shown = False
+        for event in reversed(tracker.events):
+            if event.get("event") == "action" and event.get("name") == "utter_handoff_intro":
+                break  # this handoff started here
+            if event.get("event") == "bot" and \
+                    (event.get("metadata") or {}).get("utter_action") == "utter_ask_handoff_consent":
+                shown = True
+                break
+        dispatcher.utter_message(response="utter_ask_handoff_consent_again" if shown else "utter_ask_handoff_consent")
+        return []
+
+
 def _gives_estimate_values(intent: Optional[str], text: str) -> bool:
     """An estimate request or a changed value instead of an answer to the consent question."""
     if intent not in ("inform", "estimate"):

@@ -441,3 +441,20 @@ async def test_a_model_size_outside_the_presets_offers_a_person(tmp_path, monkey
     assert "405" in dispatcher.messages[0]["text"]
     assert responses(dispatcher) == ["utter_offer_review_by_person"]
     assert events == []
+
+
+@pytest.mark.parametrize("earlier,expected", [
+    ([], "utter_ask_handoff_consent"),                                          # first time: with the notice
+    ([bot("utter_ask_handoff_consent"), {"event": "action", "name": "action_answer_faq"}],
+     "utter_ask_handoff_consent_again"),                                        # again in the same handoff
+])
+async def test_the_consent_notice_is_shown_once_per_handoff(earlier, expected):
+    from actions.handoff import ActionAskHandoffConsent
+
+    events = [bot("utter_ask_handoff_consent"),                                 # an earlier handoff
+              {"event": "action", "name": "utter_handoff_intro"}, *earlier]
+    tracker = Tracker("tester", {"language": "fa"}, {}, events, False, None, {"name": "handoff_form"},
+                      "handoff_form")
+    dispatcher = CollectingDispatcher()
+    await ActionAskHandoffConsent().run(dispatcher, tracker, DOMAIN)
+    assert responses(dispatcher) == [expected]
