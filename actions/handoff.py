@@ -75,8 +75,10 @@ class ValidateHandoffForm(FormValidationAction):
             updates = self.read_answer(dispatcher, tracker, tracker.get_slot(REQUESTED_SLOT))
             consent = updates.get("handoff_consent", consent)
             contact = updates.get("handoff_contact", contact)
-        elif await asyncio.to_thread(_open_ticket, tracker.sender_id) is not None:
+        elif tracker.get_slot(REQUESTED_SLOT) is None and \
+                await asyncio.to_thread(_open_ticket, tracker.sender_id) is not None:
             # Activation while a ticket of this conversation is still open: no questions, the action says so.
+            # (Resuming after a question answered in between - requested_slot already set - was checked then.)
             return [SlotSet(REQUESTED_SLOT, None)]
 
         if consent is None:
@@ -130,29 +132,6 @@ class ValidateHandoffForm(FormValidationAction):
             dispatcher.utter_message(response="utter_invalid_contact")
             return {"handoff_contact": None}
         return {}
-
-
-class ActionAskHandoffConsent(Action):
-    """The consent question: with the KVKK notice the first time, shorter when it is asked again.
-
-    The form asks again after every question answered in between (an FAQ, "hello", "thanks") and after an unclear
-    answer; repeating the whole notice each time buries the question. The notice was shown once for this handoff.
-    """
-
-    def name(self) -> Text:
-        return "action_ask_handoff_consent"
-
-    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
-        shown = False
-        for event in reversed(tracker.events):
-            if event.get("event") == "action" and event.get("name") == "utter_handoff_intro":
-                break  # this handoff started here
-            if event.get("event") == "bot" and \
-                    (event.get("metadata") or {}).get("utter_action") == "utter_ask_handoff_consent":
-                shown = True
-                break
-        dispatcher.utter_message(response="utter_ask_handoff_consent_again" if shown else "utter_ask_handoff_consent")
-        return []
 
 
 def _gives_estimate_values(intent: Optional[str], text: str) -> bool:

@@ -443,18 +443,15 @@ async def test_a_model_size_outside_the_presets_offers_a_person(tmp_path, monkey
     assert events == []
 
 
-@pytest.mark.parametrize("earlier,expected", [
-    ([], "utter_ask_handoff_consent"),                                          # first time: with the notice
-    ([bot("utter_ask_handoff_consent"), {"event": "action", "name": "action_answer_faq"}],
-     "utter_ask_handoff_consent_again"),                                        # again in the same handoff
-])
-async def test_the_consent_notice_is_shown_once_per_handoff(earlier, expected):
-    from actions.handoff import ActionAskHandoffConsent
+async def test_resuming_the_handoff_after_a_question_asks_again_without_a_database_call(monkeypatch):
+    import actions.handoff as handoff
+    from actions.handoff import ValidateHandoffForm
 
-    events = [bot("utter_ask_handoff_consent"),                                 # an earlier handoff
-              {"event": "action", "name": "utter_handoff_intro"}, *earlier]
-    tracker = Tracker("tester", {"language": "fa"}, {}, events, False, None, {"name": "handoff_form"},
-                      "handoff_form")
-    dispatcher = CollectingDispatcher()
-    await ActionAskHandoffConsent().run(dispatcher, tracker, DOMAIN)
-    assert responses(dispatcher) == [expected]
+    def no_database(sender):
+        raise AssertionError("the open-ticket check belongs to the activation only")
+
+    monkeypatch.setattr(handoff, "_open_ticket", no_database)
+    tracker = handoff_tracker("fiyatlara KDV dahil mi?", "faq_prices_vat", "handoff_consent")
+    tracker.events.insert(-1, {"event": "action", "name": "action_answer_faq"})   # the rule answered, form resumes
+    events = await ValidateHandoffForm().run(CollectingDispatcher(), tracker, DOMAIN)
+    assert as_dict(events) == {"requested_slot": "handoff_consent"}
