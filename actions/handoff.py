@@ -32,6 +32,10 @@ logger = logging.getLogger(__name__)
 install_log_redaction()
 
 HANDOFF_TRIGGERS = ("request_human", "request_quote")
+# The handoff form's questions (domain/handoff.yml, forms.handoff_form), and the slot that says the consent
+# question with the full KVKK notice was already asked in this handoff.
+HANDOFF_FORM_SLOTS = ("handoff_consent", "handoff_contact")
+KVKK_NOTICE_SHOWN = "kvkk_notice_shown"
 # Slots a ticket carries (names fixed in docs/architecture.md), in the order staff read them.
 TICKET_SLOTS = ("model", "model_id", "model_size_b", "method", "seq_len", "budget", "budget_usd", "budget_unlimited",
                 "examples", "avg_tokens", "total_tokens", "epochs", "gpus")
@@ -71,7 +75,8 @@ class ValidateHandoffForm(FormValidationAction):
         consent = tracker.get_slot("handoff_consent")
         contact = tracker.get_slot("handoff_contact")
         updates: Dict[Text, Any] = {}
-        if self._answers_the_form(tracker):
+        answers = self._answers_the_form(tracker)
+        if answers:
             updates = self.read_answer(dispatcher, tracker, tracker.get_slot(REQUESTED_SLOT))
             consent = updates.get("handoff_consent", consent)
             contact = updates.get("handoff_contact", contact)
@@ -87,7 +92,24 @@ class ValidateHandoffForm(FormValidationAction):
             next_slot = "handoff_contact"
         else:
             next_slot = None
-        return [SlotSet(k, v) for k, v in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
+        events: List[EventType] = [SlotSet(k, v) for k, v in updates.items()]
+        if updates or not answers:
+            # Not when the answer is left to a rule (no updates): any slot event would stop Rasa rejecting the turn.
+            events += self._notice_events(tracker)
+        return events + [SlotSet(REQUESTED_SLOT, next_slot)]
+
+    @staticmethod
+    def _notice_events(tracker: Tracker) -> List[EventType]:
+        """kvkk_notice_shown for the consent question about to be asked (utter_ask_handoff_consent variants).
+
+        A requested slot of this form means the question, with its notice, was asked earlier in this handoff, so
+        it comes back short; anything else (none, or the estimate form's) means a new handoff: the full notice.
+        Decided here because this action runs on every form turn anyway; a separate ask action cost a round trip.
+        """
+        shown = tracker.get_slot(REQUESTED_SLOT) in HANDOFF_FORM_SLOTS
+        if tracker.get_slot(KVKK_NOTICE_SHOWN) is shown:
+            return []
+        return [SlotSet(KVKK_NOTICE_SHOWN, shown)]
 
     def _answers_the_form(self, tracker: Tracker) -> bool:
         """True when the user has just answered one of the form's questions.
