@@ -114,6 +114,32 @@ def test_router_leaves_other_languages_alone(router, language):
     assert message.get("intent")["name"] == "greet"
 
 
+@pytest.mark.parametrize("text,language,intent", [
+    ("salam, mikham llama 8b ro ba qlora train konam", "fa", "greet"),
+    ("سلام، llama 8b با QLoRA و ۲۰۴۸ توکن", "fa", "greet"),
+    ("merhaba, 7B modeli LoRA ile eğitmek istiyorum", "tr", "greet"),
+    ("mrb llma 3 8b 2048 token butcem 30 $", "tr", "out_of_scope"),
+    ("qwen 14b 4096 falan", "tr", "nlu_fallback"),
+])
+def test_guard_sends_job_values_in_a_greeting_or_fallback_to_the_form(router, text, language, intent):
+    message = _process(router, text, detected_language=language, intent={"name": intent, "confidence": 0.5},
+                       intent_ranking=[{"name": intent, "confidence": 0.5}])
+    assert message.get("intent")["name"] == "inform"
+    assert [r["name"] for r in message.get("intent_ranking")][:2] == ["inform", intent]
+
+
+@pytest.mark.parametrize("text,intent", [
+    ("سلام، خوبید؟", "greet"),
+    ("salam", "greet"),
+    ("hava nasıl bugün?", "out_of_scope"),
+    ("2 sorum var", "out_of_scope"),             # a count alone is not a job
+    ("llama 8b ile qlora nedir?", "faq_methods"),  # a question about methods keeps its answer
+])
+def test_guard_leaves_messages_without_job_values_or_with_a_real_intent(router, text, intent):
+    message = _process(router, text, detected_language="tr", intent={"name": intent, "confidence": 0.5})
+    assert message.get("intent")["name"] == intent
+
+
 def test_components_in_a_trained_pipeline(tmp_path):
     """Normaliser + tokenizer + featurizers + classifier + router, trained on a tiny set, as config.yml wires them."""
     import asyncio

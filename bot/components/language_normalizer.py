@@ -7,8 +7,10 @@ into the ``language`` slot (notes §0.10: emitting the language as an entity bre
 
 ``IntentGuard`` runs after the classifiers and overrides two cases the classifier cannot know about: a message
 without a single letter or digit (emoji, "???") becomes ``nlu_fallback`` (a bag of character n-grams would
-otherwise pick whatever intent its bias favours), and a message detected as English that carries no advisor value
-(model, method, numbers) becomes ``unsupported_language``, which a rule answers in both languages.
+otherwise pick whatever intent its bias favours), a message detected as English that carries no advisor value
+(model, method, numbers) becomes ``unsupported_language``, which a rule answers in both languages, and a greeting,
+out-of-scope or fallback message that carries job values ("salam, mikham llama 8b ro ba qlora train konam")
+becomes ``inform``, so the estimate form reads the values instead of a greeting swallowing them.
 """
 from __future__ import annotations
 
@@ -28,6 +30,14 @@ from rasa.shared.nlu.training_data.training_data import TrainingData
 DETECTED_LANGUAGE = "detected_language"
 UNSUPPORTED_LANGUAGE_INTENT = "unsupported_language"
 NO_WORDS_INTENT = "nlu_fallback"  # Rasa's fallback intent: answered by action_default_fallback
+JOB_VALUES_INTENT = "inform"
+# Intents whose answer ignores the values of the message; with job values in it the customer is asking for an
+# estimate, and the greeting or the "I did not understand" would lose them.
+VALUE_BLIND_INTENTS = ("greet", "out_of_scope", NO_WORDS_INTENT)
+# What the estimate form asks for; the volume values alone ("2 ta sual") are too weak to override the classifier.
+JOB_VALUE_FIELDS = ("model_id", "model_size_b", "method", "seq_len", "budget_usd")
+ALL_VALUE_FIELDS = JOB_VALUE_FIELDS + ("budget_unlimited", "examples", "avg_tokens", "total_tokens", "epochs",
+                                       "gpus")
 
 
 def _source_fingerprint(*modules: Any) -> str:
@@ -92,13 +102,11 @@ class IntentGuard(GraphComponent):
         return cls()
 
     @staticmethod
-    def carries_values(text: str) -> bool:
+    def carries_values(text: str, fields: tuple = ALL_VALUE_FIELDS) -> bool:
         """True when the message holds something the estimate form can use ("7B QLoRA 4096", "llama 8b")."""
         from bot.parse import parse_values
 
         parsed = parse_values(text)
-        fields = ("model_id", "model_size_b", "method", "seq_len", "budget_usd", "budget_unlimited",
-                  "examples", "avg_tokens", "total_tokens", "epochs", "gpus")
         return any(getattr(parsed, name, None) not in (None, False) for name in fields)
 
     @staticmethod
@@ -115,4 +123,7 @@ class IntentGuard(GraphComponent):
                 self._override(message, NO_WORDS_INTENT)
             elif message.get(DETECTED_LANGUAGE) == "en" and not self.carries_values(text):
                 self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
+            elif (message.get(INTENT) or {}).get("name") in VALUE_BLIND_INTENTS \
+                    and self.carries_values(text, JOB_VALUE_FIELDS):
+                self._override(message, JOB_VALUES_INTENT)
         return messages
