@@ -62,6 +62,41 @@ def slots_of(conversation, *names: str) -> Dict[str, Any]:
     return {name: slots.get(name) for name in names}
 
 
+# ------------------------------------------------------------------------------ typed "start over"
+
+
+@pytest.mark.parametrize("lang,estimate,start_over,next_message", [
+    ("tr", "Llama 8B QLoRA 2048 token, bütçem 50 dolar", "baştan başlayalım", "7B lora"),
+    ("tr", "Mistral 7B LoRA 4096 token, bütçe sınırı yok", "sifirdan baslayalim", "13B qlora"),
+    ("fa", "میخوام llama 8b رو با qlora فاین تیون کنم، ۲۰۴۸ توکن، بودجه ۵۰ دلار", "بیا از اول شروع کنیم",
+     "7B lora"),
+    ("fa", "مدل ۷ میلیاردی با LoRA و ۴۰۹۶ توکن، بودجه محدودیتی نداره", "همه چیو پاک کن", "13B qlora"),
+])
+def test_typed_start_over_forgets_the_values_and_keeps_the_language(conversation, lang, estimate, start_over,
+                                                                    next_message):
+    c = conversation()
+    assert_estimate(c.say(estimate), lang)
+    restarted = c.say(start_over)
+    assert texts_of(restarted) == [response_text("utter_restart", lang)], joined(restarted)
+    slots = tracker_slots(c)
+    assert slots["language"] == lang
+    assert all(slots.get(name) in (None, False) for name in FORM_VALUES), slots
+    # The next estimate asks again instead of reusing the old length and budget.
+    replies = c.say(next_message)
+    assert_language(replies, lang)
+    assert SEQ_LEN_BUTTON in payloads(replies), joined(replies)
+    asked = c.say("2048")
+    assert NO_BUDGET_BUTTON in payloads(asked), joined(asked)
+
+
+def test_start_over_in_the_middle_of_the_form_leaves_the_form(conversation):
+    c = conversation()
+    c.say("bir modele ince ayar yapmak istiyorum, hangi GPU lazım?")
+    restarted = c.say("her şeyi sıfırla")
+    assert texts_of(restarted) == [response_text("utter_restart", "tr")], joined(restarted)
+    assert tracker_slots(c).get("requested_slot") is None
+
+
 # ------------------------------------------------------------------------------ job values in a greeting
 
 
