@@ -23,6 +23,18 @@ from actions.common import FORM_SLOTS, VOLUME_SLOTS, is_interruption, latest_int
 from actions.fallback import count_failed_turn
 
 METHODS = ("full", "lora", "qlora")
+# "I don't know" to a form question takes a value the customer can change later, and says so:
+# 2048 tokens is the starting length the seq_len question itself recommends (domain/responses_estimate.yml,
+# utter_ask_seq_len); QLoRA needs the least memory of the three methods (knowledge/faq.yml, faq_methods), so it is
+# the cheapest start; an unknown budget is no limit (the "no limit" button). The model has no default: re-asked.
+DONT_KNOW_INTENT = "dont_know"
+DONT_KNOW_VALUES: Dict[Text, Dict[Text, Any]] = {
+    "seq_len": {"seq_len": 2048.0},
+    "method": {"method": "qlora"},
+    "budget": {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None},
+}
+DONT_KNOW_RESPONSES = {"seq_len": "utter_assumed_seq_len", "method": "utter_assumed_qlora",
+                       "budget": "utter_assumed_no_budget", "model": "utter_model_dont_know"}
 # Telegram callback_data holds at most 64 bytes (notes §0.6).
 MAX_PAYLOAD_BYTES = 64
 
@@ -89,6 +101,8 @@ class ValidateEstimateForm(FormValidationAction):
             updates = self._from_text(dispatcher, text, requested)
         if intent == "deny" and requested == "budget" and not updates:
             updates = {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None}
+        if intent == DONT_KNOW_INTENT and requested in FORM_SLOTS and requested not in updates:
+            return self._dont_know(dispatcher, requested, updates)
 
         if updates:
             updates["failed_turns"] = 0.0
@@ -101,6 +115,14 @@ class ValidateEstimateForm(FormValidationAction):
             # Setting the asked slot (to empty) keeps the form from rejecting the turn, so it asks again.
             updates[requested] = None
         return updates
+
+    @staticmethod
+    def _dont_know(dispatcher: CollectingDispatcher, requested: Text,
+                   updates: Dict[Text, Any]) -> Dict[Text, Any]:
+        """A default for the asked value, said aloud; for the model, examples and the same question again."""
+        dispatcher.utter_message(response=DONT_KNOW_RESPONSES[requested])
+        # Setting the asked model slot to empty keeps the form from rejecting the turn, so it asks again.
+        return {**updates, **DONT_KNOW_VALUES.get(requested, {requested: None}), "failed_turns": 0.0}
 
     # ------------------------------------------------------------------------------------------ sources
 

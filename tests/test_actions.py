@@ -198,6 +198,33 @@ async def test_faq_in_the_middle_of_the_form_is_left_to_the_rules():
     assert dispatcher.messages == []
 
 
+@pytest.mark.parametrize("requested,text,expected,response", [
+    ("seq_len", "bilmiyorum", {"seq_len": 2048.0}, "utter_assumed_seq_len"),
+    ("method", "نمیدونم", {"method": "qlora"}, "utter_assumed_qlora"),
+    ("budget", "emin değilim", {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None},
+     "utter_assumed_no_budget"),
+])
+async def test_dont_know_takes_the_default_of_the_asked_value_and_says_so(requested, text, expected, response):
+    slots = {"requested_slot": requested, "model": "llama-3.1-8b", "method": "lora" if requested != "method" else None}
+    values, dispatcher = await run_form(text, intent="dont_know", slots=slots)
+    assert {name: values[name] for name in expected} == expected
+    assert responses(dispatcher) == [response]
+    assert values["requested_slot"] != requested
+
+
+async def test_dont_know_for_the_model_asks_again_with_examples():
+    values, dispatcher = await run_form("hiç fikrim yok", intent="dont_know", slots={"requested_slot": "model"})
+    assert values["model"] is None and values["requested_slot"] == "model"
+    assert responses(dispatcher) == ["utter_model_dont_know"]
+
+
+async def test_dont_know_with_a_value_in_it_takes_the_value():
+    values, dispatcher = await run_form("bilmiyorum, 4096 olsun", intent="dont_know",
+                                        slots={"requested_slot": "seq_len"})
+    assert values["seq_len"] == 4096.0
+    assert "utter_assumed_seq_len" not in responses(dispatcher)
+
+
 async def test_the_same_message_is_not_read_again_after_an_interruption():
     values, _ = await run_form("7B", slots={"requested_slot": "model"}, last_action="action_answer_faq")
     assert set(values) == {"requested_slot"}

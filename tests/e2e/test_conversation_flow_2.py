@@ -97,6 +97,56 @@ def test_start_over_in_the_middle_of_the_form_leaves_the_form(conversation):
     assert tracker_slots(c).get("requested_slot") is None
 
 
+# ------------------------------------------------------------------------------ "I don't know" is not "no"
+
+
+def test_dont_know_the_length_and_the_budget_in_turkish_still_gives_an_estimate(conversation):
+    c = conversation()
+    asked = c.say("Llama 8B QLoRA ile eğitmek istiyorum")
+    assert SEQ_LEN_BUTTON in payloads(asked)
+    replies = c.say("bilmiyorum")
+    assert_language(replies, "tr")
+    assert response_text("utter_assumed_seq_len", "tr") in texts_of(replies)
+    assert NO_BUDGET_BUTTON in payloads(replies)       # the form goes on to the budget
+    assert slots_of(c, "seq_len")["seq_len"] == 2048
+    final = c.say("emin değilim")
+    assert response_text("utter_assumed_no_budget", "tr") in texts_of(final)
+    assert_estimate(final, "tr", mentions=["2048"])
+    assert slots_of(c, "budget_unlimited")["budget_unlimited"] is True
+
+
+def test_dont_know_the_method_in_persian_takes_qlora_and_says_so(conversation):
+    c = conversation()
+    asked = c.say("میخوام یه مدل ۸ میلیاردی رو فاین تیون کنم")
+    assert METHOD_BUTTON in payloads(asked), joined(asked)
+    replies = c.say("نمیدونم")
+    assert_language(replies, "fa")
+    assert response_text("utter_assumed_qlora", "fa") in texts_of(replies)
+    assert SEQ_LEN_BUTTON in payloads(replies)
+    assert slots_of(c, "method")["method"] == "qlora"
+    replies = c.say("مطمئن نیستم")
+    assert response_text("utter_assumed_seq_len", "fa") in texts_of(replies)
+    assert NO_BUDGET_BUTTON in payloads(replies)
+
+
+def test_dont_know_the_model_asks_again_with_examples(conversation):
+    c = conversation()
+    c.say("merhaba, hangi gpu lazım bana?")
+    replies = c.say("hiç fikrim yok")
+    assert_language(replies, "tr")
+    assert response_text("utter_model_dont_know", "tr") in texts_of(replies)
+    assert MODEL_BUTTON in payloads(replies)            # the model question again, with its buttons
+    assert tracker_slots(c)["requested_slot"] == "model"
+
+
+def test_dont_know_outside_a_question_gets_a_helpful_answer(conversation):
+    c = conversation()
+    c.say("سلام")
+    replies = c.say("نمیدونم")
+    assert texts_of(replies) == [response_text("utter_dont_know", "fa")], joined(replies)
+    assert response_text("utter_anything_else", "fa") not in texts_of(replies)
+
+
 # ------------------------------------------------------------------------------ job values in a greeting
 
 
