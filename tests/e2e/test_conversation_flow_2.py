@@ -147,6 +147,32 @@ def test_dont_know_outside_a_question_gets_a_helpful_answer(conversation):
     assert response_text("utter_anything_else", "fa") not in texts_of(replies)
 
 
+# ------------------------------------------------------------------------------ misread intents
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("tr", "bir model eğitmek istiyorum"),
+    ("tr", "bir model eğitmek istiyorum lütfen"),     # was request_human
+    ("tr", "ben bir model eğitmek istiyorum"),        # was a fallback between request_human and estimate
+    ("fa", "یه جی پی یو میخوام"),
+])
+def test_wanting_a_model_trained_or_a_gpu_starts_the_estimate(conversation, lang, text):
+    c = conversation()
+    replies = c.say(text)
+    assert latest_intent(c) == "estimate"
+    assert_language(replies, lang)
+    assert MODEL_BUTTON in payloads(replies), joined(replies)
+
+
+def test_a_formal_what_if_after_an_estimate_changes_the_method(conversation):
+    c = conversation()
+    assert_estimate(c.say("میخوام llama 8b رو با LoRA فاین تیون کنم، ۲۰۴۸ توکن، بودجه ۵۰ دلار"), "fa")
+    replies = c.say("در صورت استفاده از QLoRA چه تغییری ایجاد می‌شود؟")
+    assert latest_intent(c) == "inform"
+    assert_estimate(replies, "fa")
+    assert slots_of(c, "method")["method"] == "qlora"
+
+
 # ------------------------------------------------------------------------------ job values in a greeting
 
 
