@@ -196,3 +196,20 @@ def test_job_values_in_a_short_greeting_reach_the_form(conversation, lang, text,
     assert slots_of(c, *values) == values
     assert SEQ_LEN_BUTTON in payloads(replies), joined(replies)
 
+
+# ------------------------------------------------------------------------------ model versions and typos
+
+
+def test_a_typo_and_a_model_version_are_read_without_an_ambiguity_question(conversation):
+    c = conversation()
+    replies = c.say("mrb llma 3 8b qlora ile 2048 token butcem 30 $")
+    assert_estimate(replies, "tr", mentions=["2048"])
+    assert slots_of(c, "model_id", "budget_usd") == {"model_id": "llama-3-8b", "budget_usd": 30.0}
+    assert response_text("utter_ambiguous_number", "tr").split("}")[1][:40] not in joined(replies)
+
+
+def test_a_family_typo_is_taken_as_the_model(conversation):
+    c = conversation()
+    replies = c.say("mistrl 7b lora ile hangi gpu lazım?")
+    assert slots_of(c, "model_id", "method") == {"model_id": "mistral-7b", "method": "lora"}
+    assert SEQ_LEN_BUTTON in payloads(replies), joined(replies)
