@@ -481,4 +481,5 @@ async def test_resuming_the_handoff_after_a_question_asks_again_without_a_databa
     tracker = handoff_tracker("fiyatlara KDV dahil mi?", "faq_prices_vat", "handoff_consent")
     tracker.events.insert(-1, {"event": "action", "name": "action_answer_faq"})   # the rule answered, form resumes
     events = await ValidateHandoffForm().run(CollectingDispatcher(), tracker, DOMAIN)
-    assert as_dict(events) == {"requested_slot": "handoff_consent"}
+    # Asked again in the same handoff: the short consent question, without the KVKK notice (actions/handoff.py).
+    assert as_dict(events) == {"requested_slot": "handoff_consent", "kvkk_notice_shown": True}
