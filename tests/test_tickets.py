@@ -299,8 +299,10 @@ def _handoff_tracker(text, intent, requested=None, slots=None, answered=True, ev
                     {"event": "user", "text": text, "timestamp": 2.0, "parse_data": latest}]
     # Rasa hands the validation action a copy ending with the form's own ActionExecuted.
     history.append({"event": "action", "name": "handoff_form"})
+    # As in a real handoff: the notice flag starts false (domain initial value) and is true once the form has
+    # asked one of its questions.
     all_slots = {"language": "tr", "requested_slot": requested, "handoff_consent": None, "handoff_contact": None,
-                 **(slots or {})}
+                 "kvkk_notice_shown": requested is not None, **(slots or {})}
     return Tracker("conv-1", all_slots, latest, history, False, None, {"name": "handoff_form"}, "handoff_form")
 
 
