@@ -1,7 +1,7 @@
 """Small helpers shared by the actions: the conversation language and the values kept in slots."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from rasa_sdk import Tracker
 
@@ -44,3 +44,15 @@ def is_interruption(intent: Optional[str]) -> bool:
 
 def interrupts_handoff(intent: Optional[str]) -> bool:
     return bool(intent) and (intent.startswith("faq_") or intent in HANDOFF_CHITCHAT_INTERRUPTIONS)
+
+
+def actions_before_form_run(tracker: Tracker, form_name: str) -> List[Optional[str]]:
+    """Names of the actions that ran before this run of a form's validation action.
+
+    Rasa hands the validation action a copy of the tracker ending in an extra ActionExecuted(<form>); without it,
+    the last name tells who spoke last (action_listen: the user).
+    """
+    actions = [event.get("name") for event in tracker.events if event.get("event") == "action"]
+    if actions and actions[-1] == form_name:
+        actions.pop()
+    return actions

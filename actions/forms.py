@@ -19,7 +19,8 @@ from rasa_sdk.executor import CollectingDispatcher
 from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
 from rasa_sdk.types import DomainDict
 
-from actions.common import FORM_SLOTS, VOLUME_SLOTS, is_interruption, latest_intent, payload_entities
+from actions.common import (FORM_SLOTS, VOLUME_SLOTS, actions_before_form_run, is_interruption, latest_intent,
+                            payload_entities)
 from actions.fallback import count_failed_turn
 
 METHODS = ("full", "lora", "qlora")
@@ -76,9 +77,7 @@ class ValidateEstimateForm(FormValidationAction):
         not be read twice. Rasa hands the validation action a copy of the tracker that ends with an extra
         ActionExecuted(<form>), so the action that ran before that one tells who spoke last.
         """
-        actions = [event.get("name") for event in tracker.events if event.get("event") == "action"]
-        if actions and actions[-1] == self.form_name():
-            actions.pop()
+        actions = actions_before_form_run(tracker, self.form_name())
         if actions and actions[-1] == "action_deactivate_loop":
             # Values typed while the handoff form waited for consent leave it for this form on the same message
             # (data/rules/handoff.yml): that message has not been read yet.

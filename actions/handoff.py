@@ -19,7 +19,7 @@ from rasa_sdk.executor import CollectingDispatcher
 from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
 from rasa_sdk.types import DomainDict
 
-from actions.common import conversation_language, interrupts_handoff, latest_intent
+from actions.common import actions_before_form_run, conversation_language, interrupts_handoff, latest_intent
 from bot.tickets.models import Message, Ticket, TicketDraft
 from bot.tickets.notify import send_staff_notification
 from bot.tickets.pii import install_log_redaction, parse_contact
@@ -114,12 +114,9 @@ class ValidateHandoffForm(FormValidationAction):
     def _answers_the_form(self, tracker: Tracker) -> bool:
         """True when the user has just answered one of the form's questions.
 
-        Rasa hands the validation action a copy of the tracker ending in an extra ActionExecuted(<form>); the
-        action before that one tells who spoke last (action_listen: the user; on activation: utter_handoff_intro).
+        On activation the last action is utter_handoff_intro, not action_listen.
         """
-        actions = [event.get("name") for event in tracker.events if event.get("event") == "action"]
-        if actions and actions[-1] == self.form_name():
-            actions.pop()
+        actions = actions_before_form_run(tracker, self.form_name())
         return bool(actions) and actions[-1] == "action_listen"
 
     def read_answer(self, dispatcher: CollectingDispatcher, tracker: Tracker,
