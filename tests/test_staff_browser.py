@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from bot.tickets import Message, TicketDraft, TicketStore
+from bot.tickets.texts import handoff_texts
 from tests.servers import free_port, wait_http
 
 pytestmark = pytest.mark.browser
@@ -146,6 +147,11 @@ def test_staff_workflow_in_the_browser(staff_page, page):
     page.click(f"a[href='/tickets/{fa.id}']")
     assert page.inner_text("#ticket-id") == fa.id
     assert "llama-3.1-70b" in page.inner_text("#slots")
+    # Values are named in the page's language from knowledge/handoff.yml, not by their slot keys.
+    ui = page.get_attribute("html", "lang") or "en"
+    fields = handoff_texts()["staff"].get(ui, handoff_texts()["staff"]["en"])["fields"]
+    assert fields["seq_len"] in page.inner_text("#slots") and "seq_len" not in page.inner_text("#slots")
+    assert fields["per_gpu_gib"] in page.inner_text("#estimate")
     assert "612.4" in page.inner_text("#estimate") and "h100" in page.inner_text("#estimate")
     excerpt = page.inner_text("#excerpt")
     assert "[IR_NATIONAL_ID]" in excerpt and "[EMAIL]" in excerpt and "ali@example.com" not in excerpt

@@ -225,6 +225,12 @@ def _value(v: Any) -> str:
     return str(v)
 
 
+def _fields_html(values: Dict[str, Any], L) -> str:
+    """Gathered values and the estimate summary, named in the staff page's language (raw key if unnamed)."""
+    return "".join(f'<dt title="{e(k)}">{e(L["fields"].get(k, k))}</dt><dd class="ltr">{e(_value(v))}</dd>'
+                   for k, v in values.items() if v not in (None, "", [], {}))
+
+
 def _messages_html(messages, L) -> str:
     return "".join(f'<div class="msg {e(m["role"])}"><strong>{e(L["roles"][m["role"]])}:</strong> {e(m["text"])}</div>'
                    for m in messages)
@@ -256,10 +262,8 @@ async def ticket_detail(request: web.Request) -> web.Response:
         ("created", f'<span class="ltr">{t.created_at:%Y-%m-%d %H:%M} UTC</span>'),
         ("updated", f'<span class="ltr">{t.updated_at:%Y-%m-%d %H:%M} UTC</span>'),
         ("contact", f'<span id="contact">{contact}</span>')))
-    slots = "".join(f'<dt>{e(k)}</dt><dd class="ltr">{e(_value(v))}</dd>' for k, v in t.slots.items()
-                    if v not in (None, "", [], {}))
-    estimate = "".join(f'<dt>{e(k)}</dt><dd class="ltr">{e(_value(v))}</dd>'
-                       for k, v in (t.estimate_summary or {}).items() if v not in (None, "", [], {}))
+    slots = _fields_html(t.slots, L)
+    estimate = _fields_html(t.estimate_summary or {}, L)
     cards = " ".join(f'<span class="tag">{e(c)}</span>' for c in t.cards)
     notes = "".join(f'<li class="note {e(n.kind)}">{n.at:%Y-%m-%d %H:%M} <strong>{e(n.author)}</strong> '
                     f'[{e(L["note_kinds"][n.kind])}] <span class="text">{e(n.text)}</span></li>' for n in t.notes)

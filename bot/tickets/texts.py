@@ -18,7 +18,9 @@ def handoff_texts() -> Dict[str, Any]:
     # Fail at start-up, not in front of a customer, when a language is missing.
     english = data["staff"]["en"]
     for lang in STAFF_LANGS:
-        missing = set(english) - set(data["staff"].get(lang, {}))
+        labels = data["staff"].get(lang, {})
+        missing = set(english) - set(labels)
+        missing |= {f"fields.{name}" for name in set(english["fields"]) - set(labels.get("fields", {}))}
         if missing:
             raise ValueError(f"{KNOWLEDGE_FILE}: staff labels missing for {lang}: {sorted(missing)}")
     for code, names in data["priority_reasons"].items():
