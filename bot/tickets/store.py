@@ -65,6 +65,9 @@ def _engine_for(url: str, connect_timeout: float) -> sa.engine.Engine:
     return sa.create_engine(url, future=True, pool_pre_ping=True, connect_args=connect_args)
 
 
+CONVERSATION_KEYS = ("channel", "sender_id", "language", "category", "trigger")
+
+
 def build_ticket(draft: TicketDraft, now: Optional[datetime] = None) -> Ticket:
     """Number, priority and masking for a new ticket."""
     now = now or utcnow()
@@ -74,7 +77,9 @@ def build_ticket(draft: TicketDraft, now: Optional[datetime] = None) -> Ticket:
     contact_kind = data.pop("contact_kind") if draft.consent and contact else None
     data.pop("contact", None)
     data.pop("contact_kind", None)
-    data = mask_data(data)
+    # The conversation's address is how staff replies reach the customer: a numeric Telegram chat id or a random
+    # session id can look like an ID number and must not be masked.
+    data = mask_data(data, skip_keys=CONVERSATION_KEYS)
     data["excerpt"] = [
         Message(role=m["role"], text=mask_text(m["text"])[:EXCERPT_CHARS], at=m.get("at"))
         for m in data["excerpt"][-EXCERPT_MESSAGES:]
