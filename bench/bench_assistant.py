@@ -27,6 +27,7 @@ from typing import Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.results_io import percentile, write_results  # noqa: E402
 from tests.servers import BIN, MODEL_PATH, ensure_model, start_action_server, start_rasa_server  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "assistant.md"
@@ -56,11 +57,6 @@ def post(url: str, sender: str, text: str) -> float:
     with urllib.request.urlopen(request, timeout=60) as response:
         json.loads(response.read())
     return (time.perf_counter() - started) * 1000
-
-
-def percentile(values: List[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def train_time() -> float:
@@ -152,9 +148,7 @@ def main() -> int:
               "the language slot); `faq` answered by action_answer_faq; `form` one form question; `estimate` a "
               "full estimate with chart (first drawing of a chart costs most; repeated requests reuse the file); "
               "`fallback` out of scope / emoji."]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    write_results(RESULTS, lines)
     return 0
 
 

@@ -24,6 +24,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.results_io import percentile, write_results  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results" / "nlu_compare.md"
 TEST_SETS = {"fa": ROOT / "tests" / "nlu" / "fa_test.yml", "tr": ROOT / "tests" / "nlu" / "tr_test.yml"}
 
@@ -51,11 +54,6 @@ def candidate_configs(diet_epochs: int) -> Dict[str, dict]:
         if step["name"] == "LogisticRegressionClassifier" else step
         for step in diet["pipeline"]]
     return {"lr": lr, "diet": diet}
-
-
-def percentile(values: List[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 async def evaluate(model_path: str) -> dict:
@@ -127,9 +125,7 @@ def main() -> int:
         for lang in TEST_SETS:
             pairs = ", ".join(f"{a}→{b} ({n})" for (a, b), n in result[lang]["confusions"]) or "none"
             lines.append(f"- {name} {lang}: {pairs}")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    write_results(RESULTS, lines)
     return 0
 
 
