@@ -12,12 +12,12 @@ import threading
 import urllib.request
 from typing import Optional
 
+from bot.channels.telegram_api import DEFAULT_API_URL
 from bot.tickets.models import Ticket
 from bot.tickets.texts import notification_text, reason_label, staff_labels
 
 logger = logging.getLogger(__name__)
 
-TELEGRAM_DEFAULT_API = "https://api.telegram.org"
 TIMEOUT_S = 5
 
 
@@ -40,7 +40,7 @@ def send_staff_notification(ticket: Ticket, env: Optional[dict] = None) -> Optio
     chat_id, token = env.get("TELEGRAM_STAFF_CHAT_ID"), env.get("TELEGRAM_TOKEN")
     if not chat_id or not token:
         return None
-    base = (env.get("TELEGRAM_API_URL") or TELEGRAM_DEFAULT_API).rstrip("/")
+    base = (env.get("TELEGRAM_API_URL") or DEFAULT_API_URL).rstrip("/")
     text = notification_message(ticket, env.get("STAFF_LANG", "en"))
 
     def send() -> None:
