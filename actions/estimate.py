@@ -1,4 +1,4 @@
-"""action_estimate: slots -> bot.advice.advise -> the rendered answer, the chart and the estimate_summary slot."""
+"""action_estimate: slots -> bot.advisor.advice.advise -> the rendered answer, the chart and the estimate_summary slot."""
 from __future__ import annotations
 
 import asyncio
@@ -20,10 +20,10 @@ from actions.common import conversation_language
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[1]
-# docs/architecture.md "Charts": bot/webapp.py serves $ADVISOR_CHART_DIR under $ADVISOR_PUBLIC_URL/charts/.
+# docs/architecture.md "Charts": bot/website.py serves $ADVISOR_CHART_DIR under $ADVISOR_PUBLIC_URL/charts/.
 DEFAULT_CHART_DIR = ROOT / "var" / "charts"
 DEFAULT_PUBLIC_URL = "http://localhost:8080"
-FITTING = ("fits", "tight")  # bot.recommend.FitStatus values of a card that holds the job
+FITTING = ("fits", "tight")  # bot.advisor.recommend.FitStatus values of a card that holds the job
 # InputError keys (knowledge/texts.yml error_<key>) whose text sends the user to a colleague: a model size outside
 # the presets' range is not something the user can fix by rephrasing.
 ERRORS_FOR_A_PERSON = ("size_out_of_range",)
@@ -38,7 +38,7 @@ _pending_charts: Dict[Path, Future] = {}
 
 
 def _draw_chart(advice: Any, lang: Text, path: Path) -> None:
-    from bot.chart import render_chart
+    from bot.present.chart import render_chart
 
     partial = path.with_name(path.name + ".part")
     render_chart(advice, lang, partial)
@@ -129,9 +129,9 @@ class ActionEstimate(Action):
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
-        from bot.advice import AdviceRequest, advise
-        from bot.knowledge import InputError
-        from bot.render import render_advice, render_error
+        from bot.advisor.advice import AdviceRequest, advise
+        from bot.advisor.knowledge import InputError
+        from bot.present.render import render_advice, render_error
 
         lang = conversation_language(tracker)
         fields = advice_request_fields(tracker)

@@ -12,7 +12,7 @@ FAQ_PREFIX = "faq_"
 
 
 def faq_answer(topic: Text, lang: Text) -> Text | None:
-    from bot.knowledge import load_knowledge
+    from bot.advisor.knowledge import load_knowledge
 
     entry = load_knowledge().faq.get(topic)
     return getattr(entry, lang, None) if entry is not None else None

@@ -1,6 +1,6 @@
 """ValidateEstimateForm: every value of the estimate form is read and checked here, in one place.
 
-Values come from the raw text through bot.parse.parse_values (told which slot was asked, so a bare "4096" after
+Values come from the raw text through bot.text.parse.parse_values (told which slot was asked, so a bare "4096" after
 the sequence-length question is a sequence length), or from button payload entities. A message may carry several
 values at once, or change values of a finished estimate ("LoRA olursa?"): the form is then re-activated with all
 slots filled and completes at once, so action_estimate answers with the new figures without starting over.
@@ -129,7 +129,7 @@ class ValidateEstimateForm(FormValidationAction):
     def _from_payload(entities: Dict[Text, Any]) -> Dict[Text, Any]:
         updates: Dict[Text, Any] = {}
         if entities.get("model_id"):
-            from bot.knowledge import UnknownModel, resolve_model
+            from bot.advisor.knowledge import UnknownModel, resolve_model
 
             try:
                 preset = resolve_model(str(entities["model_id"])).preset
@@ -152,7 +152,7 @@ class ValidateEstimateForm(FormValidationAction):
 
     @staticmethod
     def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text]) -> Dict[Text, Any]:
-        from bot.parse import parse_values
+        from bot.text.parse import parse_values
 
         parsed = parse_values(text, expected=requested)
         updates: Dict[Text, Any] = {}
@@ -189,7 +189,7 @@ class ValidateEstimateForm(FormValidationAction):
     @staticmethod
     def _suggest_models(dispatcher: CollectingDispatcher, text: Text) -> bool:
         """For a model name we do not know, offer the closest presets as buttons."""
-        from bot.knowledge import UnknownModel, load_knowledge, resolve_model
+        from bot.advisor.knowledge import UnknownModel, load_knowledge, resolve_model
 
         query = text.strip()
         if not re.search(r"[A-Za-z]", query):

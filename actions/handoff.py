@@ -157,7 +157,7 @@ def _gives_estimate_values(intent: Optional[str], text: str) -> bool:
     """An estimate request or a changed value instead of an answer to the consent question."""
     if intent not in ("inform", "estimate"):
         return False
-    from bot.parse import parse_values
+    from bot.text.parse import parse_values
 
     values = parse_values(text)
     return any(getattr(values, name, None) not in (None, False)

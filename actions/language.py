@@ -1,6 +1,6 @@
 """action_validate_slot_mappings: language, failed-turn counter and pending offer, after every message.
 
-The NLU component bot.components.LanguageNormalizer puts ``detected_language`` into the parse data. Setting the
+The NLU component bot.assistant.components.LanguageNormalizer puts ``detected_language`` into the parse data. Setting the
 slot here (before any other action runs) is what makes that turn's responses come out in the right language:
 a slot set inside an action does not affect the responses of that same action (notes §0.9).
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.advice import AdviceRequest, advise
-from bot.estimator import estimate_memory
-from bot.knowledge import load_knowledge
-from bot.plans import default_plan
-from bot.recommend import rank_cards
+from bot.advisor.advice import AdviceRequest, advise
+from bot.advisor.estimator import estimate_memory
+from bot.advisor.knowledge import load_knowledge
+from bot.advisor.plans import default_plan
+from bot.advisor.recommend import rank_cards
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "advice.md"

@@ -8,9 +8,9 @@ QLoRA int4 run, or a tool without a GPU-count input for a sharded multi-GPU run)
 cases are counted separately, never as errors.
 
 Every calculator reports one total, which is compared with the measured peak directly, using the
-same error rule as ``bot.calibration`` (``error_pct``: signed % of the measured value; for
+same error rule as ``bot.advisor.calibration`` (``error_pct``: signed % of the measured value; for
 ``measured.kind: boundary`` only an estimate above the card counts). Our estimator is replayed by
-``bot.calibration.evaluate_cases`` on the same cases, which compares the matching part of our
+``bot.advisor.calibration.evaluate_cases`` on the same cases, which compares the matching part of our
 estimate (allocated / reserved / full per-GPU figure) with each ``measured.kind``.
 
     .venv/bin/python bench/compare_calculators.py [--cases PATH] [--out PATH]
@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bot.calibration import (CASE_SETTINGS_PATH, error_pct, evaluate_cases, load_case_settings,  # noqa: E402
+from bot.advisor.calibration import (CASE_SETTINGS_PATH, error_pct, evaluate_cases, load_case_settings,  # noqa: E402
                              load_cases, summary)
-from bot.plans import plan_from_mapping  # noqa: E402
-from bot.schema import ModelArch, TrainingPlan  # noqa: E402
+from bot.advisor.plans import plan_from_mapping  # noqa: E402
+from bot.advisor.schema import ModelArch, TrainingPlan  # noqa: E402
 
 SHARED = Path(os.environ.get("ADVISOR_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
 DEFAULT_CASES = SHARED / "calibration" / "vram_cases.yaml"
@@ -474,7 +474,7 @@ def render_markdown(results: Dict[str, List[dict]], cases_path: Path) -> str:
         f"`{cases_path.name}` ({n_cases} measured cases). Re-implementations follow the formulas "
         "documented in `shared/research/vram-estimators.md` (§2.x per tool; the unit tests reproduce "
         "its §3 worked numbers). Each calculator's total is compared with the measured peak directly; "
-        "our estimator is compared by `bot.calibration` (allocated/reserved part per `measured.kind`). "
+        "our estimator is compared by `bot.advisor.calibration` (allocated/reserved part per `measured.kind`). "
         "Error = |predicted − measured| / measured. \"Not supported\" = the tool has no answer for the "
         "plan (no LoRA/QLoRA mode, no GPU-count input for a sharded multi-GPU run, no int4 training); "
         "those cases are counted apart, not as errors.",

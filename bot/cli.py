@@ -7,7 +7,7 @@
     gpu-advisor chart ... --out breakdown.png
 
 Start-up stays fast: this module imports only the standard library; pydantic, the knowledge base, matplotlib and
-the plug-in sub-commands (``bot.telegram_cli``, ``bot.tickets.cli``) are imported when a command needs them.
+the plug-in sub-commands (``bot.assistant.channels.telegram_cli``, ``bot.tickets.cli``) are imported when a command needs them.
 Bad input exits with status 2 and one line naming the field.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 
 # Sub-commands written elsewhere in the project; each module exposes register(subparsers).
-PLUGINS = {"telegram": "bot.telegram_cli", "tickets": "bot.tickets.cli"}
+PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.tickets.cli"}
 CORE_COMMANDS = ("estimate", "chart")
 
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbg]?)\s*$", re.IGNORECASE)
@@ -189,16 +189,16 @@ def _load_mapping(path: str) -> Any:
 
 
 def _preset_resolver(kb):
-    from bot.knowledge import resolve_model
+    from bot.advisor.knowledge import resolve_model
 
     return lambda name: resolve_model(name, kb).preset.arch
 
 
 def build_advice(args: argparse.Namespace):
     """Advice for the command line's job description or plan file."""
-    from bot.advice import AdviceRequest, advise, advise_plan
-    from bot.knowledge import load_knowledge
-    from bot.plans import plan_from_mapping
+    from bot.advisor.advice import AdviceRequest, advise, advise_plan
+    from bot.advisor.knowledge import load_knowledge
+    from bot.advisor.plans import plan_from_mapping
 
     kb = load_knowledge()
     values = _request_values(args)
@@ -231,7 +231,7 @@ def _table(headers: List[str], rows: List[List[str]]) -> str:
 
 def format_report(advice, lang: str, kb) -> str:
     """The chat answer, then the full breakdown and the table of every card."""
-    from bot.render import duration, gb, money, number, render_advice
+    from bot.present.render import duration, gb, money, number, render_advice
 
     parts = [[kb.text(f"part_{name}", lang), gb(value, lang)] for name, value in advice.estimate.components_gib.items()]
     parts.append(["=", gb(advice.estimate.per_gpu_gib, lang)])
@@ -256,8 +256,8 @@ def format_report(advice, lang: str, kb) -> str:
 
 
 def _cases(args: argparse.Namespace) -> int:
-    from bot.calibration import evaluate_cases, load_cases
-    from bot.knowledge import load_knowledge
+    from bot.advisor.calibration import evaluate_cases, load_cases
+    from bot.advisor.knowledge import load_knowledge
 
     try:
         cases = load_cases(args.cases)
@@ -274,7 +274,7 @@ def _cases(args: argparse.Namespace) -> int:
         for row in rows:
             print(json.dumps({key: row[key] for key in keys if key in row}, ensure_ascii=False))
         return EXIT_OK
-    from bot.calibration import format_table
+    from bot.advisor.calibration import format_table
 
     print(format_table(rows))
     return EXIT_OK
@@ -292,7 +292,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_chart(args: argparse.Namespace) -> int:
-    from bot.chart import render_chart
+    from bot.present.chart import render_chart
 
     advice, kb = build_advice(args)
     path = render_chart(advice, args.lang, args.out, kb=kb)
@@ -304,10 +304,10 @@ def cmd_chart(args: argparse.Namespace) -> int:
 
 
 def _error_line(exc: Exception, lang: str) -> str:
-    from bot.knowledge import InputError
+    from bot.advisor.knowledge import InputError
 
     if isinstance(exc, InputError):
-        from bot.render import render_error
+        from bot.present.render import render_error
 
         return f"error: {exc.field}: {render_error(exc, lang)}"
     if isinstance(exc, BadValue):

@@ -36,7 +36,7 @@ trap cleanup INT TERM EXIT
 $BIN/rasa run actions --actions actions --port 5055 >var/log/actions.log 2>&1 & pids+=($!)
 $BIN/rasa run --model models/gpu-advisor.tar.gz --port 5005 --credentials "$CREDENTIALS" --endpoints "${RASA_ENDPOINTS:-endpoints.yml}" \
   --enable-api --auth-token "$RASA_TOKEN" --cors "*" >var/log/rasa.log 2>&1 & pids+=($!)
-$BIN/python -m bot.webapp --port 8080 >var/log/webapp.log 2>&1 & pids+=($!)
+$BIN/python -m bot.website --port 8080 >var/log/webapp.log 2>&1 & pids+=($!)
 $BIN/python -m bot.staff --port 8081 >var/log/staff.log 2>&1 & pids+=($!)
 
 echo "Starting… (logs in var/log/)"

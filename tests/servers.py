@@ -25,7 +25,7 @@ MODEL_DIR = ROOT / "models"
 MODEL_NAME = "gpu-advisor"
 MODEL_PATH = MODEL_DIR / f"{MODEL_NAME}.tar.gz"
 # What the trained model depends on: when any of these is newer than the model, it is retrained.
-MODEL_INPUTS = ["config.yml", "domain", "data", "bot/components"]
+MODEL_INPUTS = ["config.yml", "domain", "data", "bot/assistant/components"]
 LOG_DIR = ROOT / "test-artifacts" / "logs"
 
 
@@ -142,7 +142,7 @@ def start_rasa_server(action_port: int, *, port: Optional[int] = None, credentia
     creds = credentials if credentials is not None else yaml.safe_load((ROOT / "credentials.yml").read_text())
     ends = endpoints if endpoints is not None else {
         "action_endpoint": {"url": f"http://127.0.0.1:{action_port}/webhook"},
-        "tracker_store": {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore", "dialect": "sqlite",
+        "tracker_store": {"type": "bot.assistant.tracker_store.RedactingSQLTrackerStore", "dialect": "sqlite",
                           "db": str(workdir / "tracker.db")},
     }
     ends.setdefault("action_endpoint", {"url": f"http://127.0.0.1:{action_port}/webhook"})

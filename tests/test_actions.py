@@ -13,7 +13,7 @@ from actions.faq import ActionAnswerFaq
 from actions.fallback import ActionDefaultAskAffirmation, ActionDefaultFallback
 from actions.forms import ValidateEstimateForm
 from actions.language import ValidateSlotMappings
-from bot.knowledge import load_knowledge
+from bot.advisor.knowledge import load_knowledge
 
 DOMAIN: Dict[str, Any] = {
     "slots": {name: {"type": "any", "mappings": [{"type": "custom"}]}
@@ -110,7 +110,7 @@ async def test_bare_number_is_read_as_the_requested_slot():
 
 async def test_turkish_thousands_without_diacritics():
     values, _ = await run_form("4 bin token", slots={"requested_slot": "seq_len"})
-    assert values["seq_len"] == 4096   # "4k" context windows are 4096 tokens (bot.parse)
+    assert values["seq_len"] == 4096   # "4k" context windows are 4096 tokens (bot.text.parse)
 
 
 @pytest.mark.parametrize("text", ["bütçe yok", "محدودیت ندارم"])

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.advice import AdviceRequest, advise
-from bot.estimator import estimate_memory
-from bot.knowledge import InputError, UnknownModel, load_knowledge
-from bot.plans import default_plan
+from bot.advisor.advice import AdviceRequest, advise
+from bot.advisor.estimator import estimate_memory
+from bot.advisor.knowledge import InputError, UnknownModel, load_knowledge
+from bot.advisor.plans import default_plan
 
 KB = load_knowledge()
 
@@ -150,7 +150,7 @@ def test_from_values_turns_type_errors_into_field_errors():
 
 
 # The seed article's table "rough VRAM need by model size" names cards per size and method; the advice built on
-# the estimator must agree with it (sequence length 2048, the defaults of bot/plans.py).
+# the estimator must agree with it (sequence length 2048, the defaults of bot/advisor/plans.py).
 @pytest.mark.parametrize("size,method,fits,does_not_fit", [
     (8, "qlora", ["l4", "rtx4090"], []),                    # "7B/8B QLoRA: L4 24 GB, RTX 4090 24 GB"
     (8, "lora", ["a40", "l40s"], []),                       # "LoRA: A40 48 GB, L40S 48 GB"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.calibration import (CASE_SETTINGS_PATH, comparable_gib, error_pct, evaluate_cases, format_table,
+from bot.advisor.calibration import (CASE_SETTINGS_PATH, comparable_gib, error_pct, evaluate_cases, format_table,
                              load_case_settings, load_cases, summary)
-from bot.estimator import estimate_memory
-from bot.plans import plan_from_mapping
-from bot.schema import COMPONENTS
+from bot.advisor.estimator import estimate_memory
+from bot.advisor.plans import plan_from_mapping
+from bot.advisor.schema import COMPONENTS
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ADVISOR_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")

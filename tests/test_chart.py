@@ -7,8 +7,8 @@ import unicodedata
 
 import pytest
 
-from bot.advice import AdviceRequest, advise
-from bot.chart import candidate_cards, render_chart, shape
+from bot.advisor.advice import AdviceRequest, advise
+from bot.present.chart import candidate_cards, render_chart, shape
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -46,6 +46,6 @@ def test_persian_is_shaped_and_reordered():
 
 
 def test_importing_the_chart_module_does_not_load_matplotlib():
-    code = "import sys, bot.chart; print('matplotlib' in sys.modules)"
+    code = "import sys, bot.present.chart; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

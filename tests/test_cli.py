@@ -42,7 +42,7 @@ def test_estimate_prints_answer_breakdown_and_card_table():
 
 
 def test_estimate_json_matches_the_library():
-    from bot.advice import AdviceRequest, advise
+    from bot.advisor.advice import AdviceRequest, advise
 
     out = run("estimate", "--model", "llama 8b", "--method", "lora", "--seq-len", "1024", "--tokens", "20M",
               "--json").stdout

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.calibration import summary
-from bot.schema import LoraSpec, ModelArch, TrainingPlan
+from bot.advisor.calibration import summary
+from bot.advisor.schema import LoraSpec, ModelArch, TrainingPlan
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ADVISOR_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")

@@ -9,8 +9,8 @@ from rasa.nlu.tokenizers.whitespace_tokenizer import WhitespaceTokenizer
 from rasa.shared.nlu.training_data.message import Message
 from rasa.shared.nlu.training_data.training_data import TrainingData
 
-from bot.components import LanguageNormalizer, IntentGuard
-from bot.components.language_normalizer import DETECTED_LANGUAGE, UNSUPPORTED_LANGUAGE_INTENT
+from bot.assistant.components import LanguageNormalizer, IntentGuard
+from bot.assistant.components.language_normalizer import DETECTED_LANGUAGE, UNSUPPORTED_LANGUAGE_INTENT
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_normalizer_processes_training_data_so_tokens_match_at_inference(normali
 
 
 def test_normalizer_fingerprint_follows_the_normalisation_tables():
-    # Rasa caches components by class source only; the addon makes edits in bot/normalize.py retrain it.
+    # Rasa caches components by class source only; the addon makes edits in bot/text/normalize.py retrain it.
     fingerprint = LanguageNormalizer.fingerprint_addon({})
     assert fingerprint and fingerprint == LanguageNormalizer.fingerprint_addon({})
 
@@ -158,9 +158,9 @@ def test_components_in_a_trained_pipeline(tmp_path):
     config = tmp_path / "config.yml"
     config.write_text(
         "recipe: default.v1\nlanguage: fa\npipeline:\n"
-        "  - name: bot.components.LanguageNormalizer\n  - name: WhitespaceTokenizer\n"
+        "  - name: bot.assistant.components.LanguageNormalizer\n  - name: WhitespaceTokenizer\n"
         "  - name: CountVectorsFeaturizer\n  - name: LogisticRegressionClassifier\n"
-        "  - name: bot.components.IntentGuard\n", encoding="utf-8")
+        "  - name: bot.assistant.components.IntentGuard\n", encoding="utf-8")
     nlu = tmp_path / "nlu.yml"
     nlu.write_text(
         'version: "3.1"\nnlu:\n- intent: greet\n  examples: |\n    - سلام\n    - سلام خوبی\n    - merhaba\n'

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-import bot.estimator as estimator
-from bot.estimator import GIB, adapter_params, estimate_memory
-from bot.plans import default_plan, plan_from_mapping, sharded_plan
-from bot.schema import COMPONENTS, ModelArch, TrainingPlan
+import bot.advisor.estimator as estimator
+from bot.advisor.estimator import GIB, adapter_params, estimate_memory
+from bot.advisor.plans import default_plan, plan_from_mapping, sharded_plan
+from bot.advisor.schema import COMPONENTS, ModelArch, TrainingPlan
 
 LLAMA_8B = ModelArch(name="Llama-3.1-8B", params=8030261248, layers=32, hidden=4096, heads=32, kv_heads=8,
                      intermediate=14336, vocab=128256, tied_embeddings=False, mlp="swiglu")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.knowledge import (
+from bot.advisor.knowledge import (
     DEFAULT_ROOT,
     InputError,
     KnowledgeError,
@@ -300,10 +300,10 @@ def test_texts_use_ascii_digits_and_proper_persian_letters(kb):
 
 
 def test_error_texts_exist_for_every_error_key():
-    import bot.advice as advice
+    import bot.advisor.advice as advice
 
     source = Path(advice.__file__).read_text("utf-8") + Path(__file__).parents[1].joinpath(
-        "bot", "knowledge.py").read_text("utf-8")
+        "bot", "advisor", "knowledge.py").read_text("utf-8")
     keys = set(re.findall(r'"(bad_\w+|size_out_of_range|rank_\w+|missing_model|volume_incomplete|unknown_model)"',
                           source))
     texts = load_knowledge().texts

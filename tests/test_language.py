@@ -1,8 +1,8 @@
 """detect_language(): fa for Arabic script, tr/en for Latin text by letters and words, None without a signal."""
 import pytest
 
-from bot.language import detect_language
-from bot.numbers import load_lexicon
+from bot.text.language import detect_language
+from bot.text.numbers import load_lexicon
 
 CASES = [
     # Persian, with and without English terms, Arabic letters and digits

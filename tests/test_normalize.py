@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from bot.normalize import fold, normalize
+from bot.text.normalize import fold, normalize
 
 # Characters chosen to hit every mapping and its edge: Arabic/Persian letters, both digit sets, separators,
 # invisible characters, Turkish capitals, fullwidth and presentation forms, combining marks, emoji, surrogates.

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.knowledge import load_knowledge
-from bot.parse import ParsedValues, parse_values
+from bot.advisor.knowledge import load_knowledge
+from bot.text.parse import ParsedValues, parse_values
 
 DATA = Path(__file__).parent / "data"
 
@@ -112,7 +112,7 @@ def test_default_knowledge_base_is_loaded():
     ("8,16,32", [8.0, 16.0, 32.0]),
 ])
 def test_parse_number(raw, values):
-    from bot.numbers import parse_number
+    from bot.text.numbers import parse_number
 
     assert parse_number(raw) == values
 
@@ -121,7 +121,7 @@ def test_random_messages_never_break_the_parser(kb):
     """Any mix of words from the lexicon, numbers and noise gives a valid ParsedValues, never an exception."""
     import random
 
-    from bot.numbers import load_lexicon
+    from bot.text.numbers import load_lexicon
 
     lexicon = load_lexicon()
     words = list(lexicon.number_words) + sorted(lexicon.tr_words) + sorted(lexicon.fa_latin_words)
@@ -147,7 +147,7 @@ def test_random_messages_never_break_the_parser(kb):
 
 
 def test_lexicon_has_no_empty_or_unfoldable_entries():
-    from bot.numbers import load_lexicon
+    from bot.text.numbers import load_lexicon
 
     lexicon = load_lexicon()
     for table in (lexicon.units, lexicon.keywords, lexicon.methods, lexicon.multipliers, lexicon.unlimited,
@@ -174,7 +174,7 @@ def test_english_messages(text, expect, kb):
 @pytest.mark.parametrize("row", _cases("fa") + _cases("tr"))
 def test_already_normalised_text_reads_the_same(row, kb):
     """The Rasa component hands on normalised text; parsing it must give what the raw text gives."""
-    from bot.normalize import normalize
+    from bot.text.normalize import normalize
 
     raw = parse_values(row["text"], kb=kb, expected=row.get("expected"))
     assert parse_values(normalize(row["text"]), kb=kb, expected=row.get("expected")) == raw

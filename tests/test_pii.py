@@ -212,7 +212,7 @@ def _assert_store_masks(store, read_rows, sender):
 def test_redacting_tracker_store_sqlite(tmp_path):
     import sqlite3
 
-    from bot.rasa_tracker_store import RedactingSQLTrackerStore
+    from bot.assistant.tracker_store import RedactingSQLTrackerStore
 
     db = tmp_path / "sub" / "tracker.db"
     store = RedactingSQLTrackerStore(dialect="sqlite", db=str(db))
@@ -229,7 +229,7 @@ def test_redacting_tracker_store_sqlite(tmp_path):
 def test_redacting_tracker_store_postgresql():
     import psycopg2
 
-    from bot.rasa_tracker_store import RedactingSQLTrackerStore
+    from bot.assistant.tracker_store import RedactingSQLTrackerStore
 
     store = RedactingSQLTrackerStore(dialect="postgresql", host="127.0.0.1", port=5432, db="test",
                                      username="postgres")

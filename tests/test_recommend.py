@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.estimator import estimate_memory
-from bot.knowledge import load_knowledge
-from bot.plans import default_plan, sharded_plan
-from bot.recommend import (
+from bot.advisor.estimator import estimate_memory
+from bot.advisor.knowledge import load_knowledge
+from bot.advisor.plans import default_plan, sharded_plan
+from bot.advisor.recommend import (
     TIGHT_HEADROOM,
     budget_verdict,
     cheapest_fitting,
@@ -14,7 +14,7 @@ from bot.recommend import (
     multi_gpu_plan,
     rank_cards,
 )
-from bot.schema import COMPONENTS, MemoryEstimate
+from bot.advisor.schema import COMPONENTS, MemoryEstimate
 
 KB = load_knowledge()
 

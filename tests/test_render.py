@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from bot.advice import AdviceRequest, advise
-from bot.knowledge import InputError, UnknownModel, load_knowledge
-from bot.render import MESSAGE_LIMIT, duration, money, number, render_advice, render_error, tokens
+from bot.advisor.advice import AdviceRequest, advise
+from bot.advisor.knowledge import InputError, UnknownModel, load_knowledge
+from bot.present.render import MESSAGE_LIMIT, duration, money, number, render_advice, render_error, tokens
 
 KB = load_knowledge()
 LANGS = ("fa", "tr", "en")

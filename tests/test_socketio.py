@@ -2,7 +2,7 @@
 
 Rasa 3.6 calls `sio.enter_room(...)` without await; with python-socketio >= 5.10 that is a coroutine, the client
 never joins its room, and with session_persistence every bot reply is lost (research notes §0.1). The project
-pins python-socketio 5.9.0 and bot.channels.socketio.SocketIOInput awaits the call when needed; these tests
+pins python-socketio 5.9.0 and bot.assistant.channels.socketio.SocketIOInput awaits the call when needed; these tests
 cover both.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_installed_python_socketio_keeps_enter_room_synchronous():
 
 
 async def test_our_channel_joins_the_room_even_when_enter_room_is_a_coroutine(monkeypatch):
-    from bot.channels.socketio import _RoomAwaitingServer
+    from bot.assistant.channels.socketio import _RoomAwaitingServer
 
     joined = []
 

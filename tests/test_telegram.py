@@ -1,6 +1,6 @@
 """Telegram channel: real Update JSON posted to a running Rasa server, replies recorded by a fake Bot API.
 
-The Rasa server runs our channel (bot.channels.telegram.TelegramInput) with TELEGRAM_API_URL pointing at
+The Rasa server runs our channel (bot.assistant.channels.telegram.TelegramInput) with TELEGRAM_API_URL pointing at
 tests/fake_bot_api.py, so every sendMessage / sendPhoto / answerCallbackQuery the bot makes is asserted on.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bot.channels.telegram_api import (
+from bot.telegram_api import (
     MAX_CALLBACK_BYTES,
     MAX_MESSAGE_UTF16,
     CallbackPayloads,
@@ -99,7 +99,7 @@ def fake_api():
 
 
 def _output(fake: FakeBotApi):
-    from bot.channels.telegram import TelegramInput
+    from bot.assistant.channels.telegram import TelegramInput
 
     return TelegramInput(TelegramSettings(TOKEN, SECRET, None, fake.url)).get_output_channel()
 

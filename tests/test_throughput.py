@@ -6,10 +6,10 @@ import statistics
 
 import pytest
 
-from bot.knowledge import load_knowledge
-from bot.plans import default_plan, sharded_plan
-from bot.schema import ModelArch, TrainingPlan
-from bot.throughput import (
+from bot.advisor.knowledge import load_knowledge
+from bot.advisor.plans import default_plan, sharded_plan
+from bot.advisor.schema import ModelArch, TrainingPlan
+from bot.advisor.throughput import (
     QLORA_TIME_FACTOR,
     UTILISATION,
     cost_per_million_tokens,

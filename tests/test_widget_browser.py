@@ -31,7 +31,7 @@ PERSIAN = re.compile(r"[\u0600-\u06FF]")
 PHONE = {"width": 390, "height": 844}
 SOCKETIO_CREDENTIALS = {
     "rest": None,
-    "bot.channels.socketio.SocketIOInput": {"user_message_evt": "user_uttered", "bot_message_evt": "bot_uttered",
+    "bot.assistant.channels.socketio.SocketIOInput": {"user_message_evt": "user_uttered", "bot_message_evt": "bot_uttered",
                                             "session_persistence": True},
 }
 MAX_FORM_TURNS = 5
@@ -49,7 +49,7 @@ def site(rasa_model, tmp_path_factory):
     actions = start_action_server(env=env)
     rasa = start_rasa_server(actions.port, credentials=SOCKETIO_CREDENTIALS, env=env)
     log = open(ARTIFACTS / "logs" / f"webapp-{web_port}.log", "w")
-    webapp = subprocess.Popen([sys.executable, "-m", "bot.webapp", "--host", "127.0.0.1", "--port", str(web_port)],
+    webapp = subprocess.Popen([sys.executable, "-m", "bot.website", "--host", "127.0.0.1", "--port", str(web_port)],
                               cwd=ROOT, env={**os.environ, **env, "ADVISOR_SOCKET_URL": rasa.url},
                               stdout=log, stderr=subprocess.STDOUT)
     try:

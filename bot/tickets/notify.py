@@ -12,7 +12,7 @@ import threading
 import urllib.request
 from typing import Optional
 
-from bot.channels.telegram_api import DEFAULT_API_URL
+from bot.telegram_api import DEFAULT_API_URL
 from bot.tickets.models import Ticket
 from bot.tickets.texts import notification_text, reason_label, staff_labels
 

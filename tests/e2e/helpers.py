@@ -6,8 +6,8 @@ import re
 import urllib.request
 from typing import Any, Dict, List, Optional
 
-from bot.advice import AdviceRequest, advise
-from bot.knowledge import load_knowledge
+from bot.advisor.advice import AdviceRequest, advise
+from bot.advisor.knowledge import load_knowledge
 
 ARABIC_LETTER = re.compile(r"[\u0600-\u06FF\uFB50-\uFDFF\uFE70-\uFEFF]")
 TURKISH_LETTER = re.compile(r"[çğıöşüÇĞİÖŞÜ]")

@@ -13,7 +13,7 @@ from typing import List
 
 import pytest
 
-from bot.knowledge import load_knowledge
+from bot.advisor.knowledge import load_knowledge
 from bot.tickets import TicketStore
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, joined, payloads,
                                tracker_slots)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.knowledge import load_knowledge
+from bot.advisor.knowledge import load_knowledge
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, images, is_persian, is_turkish,
                                joined, payloads, price_text, tracker_slots)
 

@@ -70,7 +70,7 @@ def stack(request, rasa_model, tmp_path_factory):
     workdir = tmp_path_factory.mktemp(f"handoff-{request.param}")
     if request.param == "sqlite":
         tickets_url = f"sqlite:///{workdir}/tickets.db"
-        tracker_store = {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore", "dialect": "sqlite",
+        tracker_store = {"type": "bot.assistant.tracker_store.RedactingSQLTrackerStore", "dialect": "sqlite",
                          "db": str(workdir / "tracker.db")}
 
         def tracker_rows(sender):
@@ -388,7 +388,7 @@ def telegram_stack(rasa_model, tmp_path_factory):
             rasa = start_rasa_server(
                 action.port, env=env,
                 credentials=yaml.safe_load((ROOT / "credentials.telegram.yml").read_text()),
-                endpoints={"tracker_store": {"type": "bot.rasa_tracker_store.RedactingSQLTrackerStore",
+                endpoints={"tracker_store": {"type": "bot.assistant.tracker_store.RedactingSQLTrackerStore",
                                              "dialect": "sqlite", "db": str(workdir / "tracker.db")}})
         except Exception:
             action.stop()

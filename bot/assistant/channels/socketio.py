@@ -5,7 +5,7 @@ on, `AsyncServer.enter_room` is a coroutine, so the client never joins its room 
 every bot reply is lost (RasaHQ/rasa#13027). The project pins python-socketio 5.9.0; this subclass also awaits
 the call when it is a coroutine, so an upgrade cannot silently break the website widget.
 
-Credentials key: `bot.channels.socketio.SocketIOInput` (same settings as Rasa's `socketio`, same name, so the
+Credentials key: `bot.assistant.channels.socketio.SocketIOInput` (same settings as Rasa's `socketio`, same name, so the
 URL stays /socket.io and `output_channel=socketio` keeps working).
 """
 from __future__ import annotations

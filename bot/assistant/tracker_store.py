@@ -3,7 +3,7 @@
 endpoints.yml:
 
     tracker_store:
-      type: bot.rasa_tracker_store.RedactingSQLTrackerStore
+      type: bot.assistant.tracker_store.RedactingSQLTrackerStore
       dialect: sqlite            # or postgresql with url/port/db/username/password
       db: var/tracker.db
 

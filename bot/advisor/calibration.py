@@ -28,13 +28,13 @@ from typing import Callable, Dict, Iterable, List, Optional
 
 import yaml
 
-from bot.estimator import allocated_gib, estimate_memory, reserved_gib
-from bot.plans import plan_from_mapping
-from bot.schema import MemoryEstimate, ModelArch
+from bot.advisor.estimator import allocated_gib, estimate_memory, reserved_gib
+from bot.advisor.plans import plan_from_mapping
+from bot.advisor.schema import MemoryEstimate, ModelArch
 
 MEASURED_KINDS = ("allocated", "active", "reserved", "unknown", "boundary")
 
-CASE_SETTINGS_PATH = Path(__file__).resolve().parents[1] / "knowledge" / "calibration" / "case_settings.yaml"
+CASE_SETTINGS_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "calibration" / "case_settings.yaml"
 
 
 def load_cases(path) -> List[dict]:

@@ -1,6 +1,6 @@
 """Per-GPU peak memory of one fine-tuning step, from the model's real shapes.
 
-``estimate_memory(plan)`` is pure arithmetic over a :class:`bot.schema.TrainingPlan` (no I/O, no
+``estimate_memory(plan)`` is pure arithmetic over a :class:`bot.advisor.schema.TrainingPlan` (no I/O, no
 fitting per case). It sums what the caching allocator holds at the worst moment of a step and adds
 what the allocator and CUDA keep on top:
 
@@ -71,7 +71,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
-from bot.schema import COMPONENTS, MemoryEstimate, ModelArch, TrainingPlan
+from bot.advisor.schema import COMPONENTS, MemoryEstimate, ModelArch, TrainingPlan
 
 GIB = 2 ** 30
 

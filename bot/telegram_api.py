@@ -1,6 +1,6 @@
 """Telegram Bot API pieces that need no Rasa: settings from the environment, a small aiohttp client, message
-splitting and callback-data packing. Used by the Rasa channel (bot/channels/telegram.py) and by the
-`gpu-advisor telegram set-webhook` command (bot/telegram_cli.py)."""
+splitting and callback-data packing. Used by the Rasa channel (bot/assistant/channels/telegram.py) and by the
+`gpu-advisor telegram set-webhook` command (bot/assistant/channels/telegram_cli.py)."""
 from __future__ import annotations
 
 import hashlib

@@ -13,7 +13,7 @@ This channel:
 - drops retried update_ids;
 - sends buttons as inline keyboards, the chart as an uploaded photo, long answers split under 4096 characters.
 
-Credentials key: `bot.channels.telegram.TelegramInput` (name "telegram": webhook /webhooks/telegram/webhook,
+Credentials key: `bot.assistant.channels.telegram.TelegramInput` (name "telegram": webhook /webhooks/telegram/webhook,
 `channel: telegram` response variants and `output_channel=telegram` keep working).
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from sanic import Blueprint, response
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
-from bot.channels.telegram_api import (
+from bot.telegram_api import (
     BotApi,
     BotApiError,
     CallbackPayloads,

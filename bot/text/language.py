@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from bot.normalize import fold, normalize
-from bot.numbers import Lexicon, load_lexicon, tokenize
+from bot.text.normalize import fold, normalize
+from bot.text.numbers import Lexicon, load_lexicon, tokenize
 
 _ARABIC_LETTER_RE = re.compile(
     "[\u0621-\u063a\u0641-\u064a\u0671-\u06d3\u06fa-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]")

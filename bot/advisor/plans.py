@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Mapping
 
 from pydantic import ValidationError
 
-from bot.schema import LoraSpec, ModelArch, TrainingPlan
+from bot.advisor.schema import LoraSpec, ModelArch, TrainingPlan
 
 DEFAULT_LORA_RANK = 16
 DEFAULT_LORA_TARGETS = "all_linear"

@@ -1,7 +1,7 @@
 """Deterministic reading of the values a user types: model, size, method, sequence length, budget, data volume.
 
 ``parse_values(text, kb=None, expected=None)`` works on raw chat text in Persian, Turkish or English (it folds
-the text itself, see bot/normalize.py) and never guesses: a number whose meaning it cannot tell from a unit, a
+the text itself, see bot/text/normalize.py) and never guesses: a number whose meaning it cannot tell from a unit, a
 keyword before it, or the slot the bot just asked for (``expected``) is reported in ``ambiguous`` and nothing
 else. Word lists are data (knowledge/lexicon.yml); model names come from the knowledge base (knowledge/models.yml).
 
@@ -34,13 +34,13 @@ from typing import Dict, List, Literal, Optional, Tuple
 
 from pydantic import BaseModel
 
-from bot.normalize import fold
-from bot.numbers import Lexicon, Token, apply_rewrites, load_lexicon, parse_number, tokenize
+from bot.text.normalize import fold
+from bot.text.numbers import Lexicon, Token, apply_rewrites, load_lexicon, parse_number, tokenize
 
-MAX_SEQ_LEN = 1_000_000  # bot.schema.TrainingPlan.seq_len bound
+MAX_SEQ_LEN = 1_000_000  # bot.advisor.schema.TrainingPlan.seq_len bound
 MIN_SEQ_LEN = 16
-MAX_MODEL_SIZE_B = 5000.0  # bot.schema.ModelArch.params < 5e12
-MAX_GPUS = 4096  # bot.schema.TrainingPlan.gpus bound
+MAX_MODEL_SIZE_B = 5000.0  # bot.advisor.schema.ModelArch.params < 5e12
+MAX_GPUS = 4096  # bot.advisor.schema.TrainingPlan.gpus bound
 MAX_EPOCHS = 1000
 # A budget given without a currency but this large is almost certainly toman or lira, not dollars.
 MAX_UNMARKED_BUDGET_USD = 100_000
@@ -112,7 +112,7 @@ def _model_index(kb) -> Tuple[List[_ModelName], Dict[str, float], Dict[float, st
 
 
 def _default_kb():
-    from bot.knowledge import load_knowledge
+    from bot.advisor.knowledge import load_knowledge
 
     return load_knowledge()
 
@@ -696,7 +696,7 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
                  ) -> ParsedValues:
     """Read model, size, method, sequence length, budget and data volume from one chat message.
 
-    ``kb``: the knowledge base whose model presets are recognised (default: ``bot.knowledge.load_knowledge()``).
+    ``kb``: the knowledge base whose model presets are recognised (default: ``bot.advisor.knowledge.load_knowledge()``).
     ``expected``: the slot the bot just asked for ("seq_len", "model_size_b", "budget_usd", "method", ...), so a
     bare number answering that question is taken for it.
     """

@@ -25,7 +25,7 @@ from typing import Dict, Optional
 
 from pydantic import BaseModel
 
-from bot.schema import TrainingPlan
+from bot.advisor.schema import TrainingPlan
 
 
 class Utilisation(BaseModel):
@@ -89,7 +89,7 @@ SCALING_EFFICIENCY = {
 
 
 class CardLike(BaseModel):
-    """What this module needs from a catalogue card (bot.knowledge.GpuCard satisfies it)."""
+    """What this module needs from a catalogue card (bot.advisor.knowledge.GpuCard satisfies it)."""
 
     id: str
     bf16_tflops: float

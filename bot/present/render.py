@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Dict, List, Optional
 
-from bot.knowledge import LANGS, InputError, Knowledge, UnknownModel, load_knowledge
+from bot.advisor.knowledge import LANGS, InputError, Knowledge, UnknownModel, load_knowledge
 
 MESSAGE_LIMIT = 4096
 TOP_CARDS = 3

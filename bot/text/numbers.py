@@ -1,7 +1,7 @@
-"""Word lists, tokens and numbers shared by the parser (bot/parse.py) and the language detector (bot/language.py).
+"""Word lists, tokens and numbers shared by the parser (bot/text/parse.py) and the language detector (bot/text/language.py).
 
 The word lists live in knowledge/lexicon.yml; this module folds them exactly like user text
-(bot.normalize.fold) and compiles them into phrase patterns. Pure Python, reads one YAML file once.
+(bot.text.normalize.fold) and compiles them into phrase patterns. Pure Python, reads one YAML file once.
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from bot.normalize import fold
+from bot.text.normalize import fold
 
-LEXICON_PATH = Path(__file__).resolve().parent.parent / "knowledge" / "lexicon.yml"
+LEXICON_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "lexicon.yml"
 
 # Numbers (with "." or "," groups), runs of letters (any script), currency and a few symbols, and the sentence
 # punctuation that ends a keyword's reach. Digits and letters are separate tokens: "70b" -> "70" "b", "a100" ->

@@ -15,8 +15,8 @@ from typing import Callable, Iterable, List, Literal, Optional, Sequence
 
 from pydantic import BaseModel
 
-from bot import throughput
-from bot.schema import MemoryEstimate, TrainingPlan
+from bot.advisor import throughput
+from bot.advisor.schema import MemoryEstimate, TrainingPlan
 
 # Under 10 % free memory a run is "tight": the estimate's own ±range and library versions can push it over
 # (seed article: "always run a short test before deciding").

@@ -1,9 +1,9 @@
 """One request in, one complete piece of advice out: memory, fitting cards, prices, time, cost, budget, quote.
 
-``advise(AdviceRequest(...))`` validates the values (bad ones raise :class:`bot.knowledge.InputError`, a
+``advise(AdviceRequest(...))`` validates the values (bad ones raise :class:`bot.advisor.knowledge.InputError`, a
 ``ValueError`` carrying the field and a text key so the answer can be given in the user's language), builds the
-training plan with the documented defaults of :mod:`bot.plans`, estimates memory with :mod:`bot.estimator` and
-ranks the catalogue with :mod:`bot.recommend`.
+training plan with the documented defaults of :mod:`bot.advisor.plans`, estimates memory with :mod:`bot.advisor.estimator` and
+ranks the catalogue with :mod:`bot.advisor.recommend`.
 """
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from typing import Any, Dict, List, Optional
 
 from pydantic import BaseModel, ValidationError
 
-from bot import recommend
-from bot.estimator import estimate_memory
-from bot.knowledge import InputError, Knowledge, ModelPreset, load_knowledge, resolve_model
-from bot.plans import default_plan, sharded_plan
-from bot.recommend import BudgetVerdict, CardFit, MultiGpuPlan
-from bot.schema import MAX_SEQ_LEN, LoraSpec, MemoryEstimate, TrainingPlan
-from bot.throughput import volume_tokens as compute_volume
+from bot.advisor import recommend
+from bot.advisor.estimator import estimate_memory
+from bot.advisor.knowledge import InputError, Knowledge, ModelPreset, load_knowledge, resolve_model
+from bot.advisor.plans import default_plan, sharded_plan
+from bot.advisor.recommend import BudgetVerdict, CardFit, MultiGpuPlan
+from bot.advisor.schema import MAX_SEQ_LEN, LoraSpec, MemoryEstimate, TrainingPlan
+from bot.advisor.throughput import volume_tokens as compute_volume
 
 METHODS = ("full", "lora", "qlora")
 

@@ -16,9 +16,9 @@ from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 from pydantic import BaseModel, Field, ValidationError, root_validator, validator
 
-from bot.schema import ModelArch
+from bot.advisor.schema import ModelArch
 
-DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "knowledge"
+DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "knowledge"
 LANGS = ("fa", "tr", "en")
 
 
@@ -340,7 +340,7 @@ def _load(root: Path) -> Knowledge:
 
 def _known_perf_classes():
     try:
-        from bot.throughput import UTILISATION
+        from bot.advisor.throughput import UTILISATION
     except ImportError:  # throughput is optional for loading the catalogue
         return None
     return set(UTILISATION)

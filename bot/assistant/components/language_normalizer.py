@@ -1,7 +1,7 @@
 """NLU components: length-preserving normalisation + language detection, and routing of unsupported languages.
 
-``LanguageNormalizer`` runs first in the pipeline. It rewrites ``text`` with :func:`bot.normalize.normalize`
-(same length, so entity offsets in training data stay valid) and stores :func:`bot.language.detect_language` of
+``LanguageNormalizer`` runs first in the pipeline. It rewrites ``text`` with :func:`bot.text.normalize.normalize`
+(same length, so entity offsets in training data stay valid) and stores :func:`bot.text.language.detect_language` of
 the *original* text under the message key ``detected_language``. ``action_validate_slot_mappings`` turns that key
 into the ``language`` slot (notes §0.10: emitting the language as an entity breaks ``rasa test``).
 
@@ -47,7 +47,7 @@ def _source_fingerprint(*modules: Any) -> str:
     digest = hashlib.sha256()
     for module in modules:
         digest.update(inspect.getsource(module).encode())
-    from bot.numbers import LEXICON_PATH
+    from bot.text.numbers import LEXICON_PATH
 
     digest.update(Path(LEXICON_PATH).read_bytes())
     return digest.hexdigest()
@@ -64,23 +64,23 @@ class LanguageNormalizer(GraphComponent):
 
     @classmethod
     def fingerprint_addon(cls, config: Dict[Text, Any]) -> Optional[str]:
-        import bot.language
-        import bot.normalize
-        import bot.numbers
+        import bot.text.language
+        import bot.text.normalize
+        import bot.text.numbers
 
-        return _source_fingerprint(bot.normalize, bot.language, bot.numbers)
+        return _source_fingerprint(bot.text.normalize, bot.text.language, bot.text.numbers)
 
     @staticmethod
     def _apply(message: Message) -> None:
-        from bot.language import detect_language
-        from bot.normalize import normalize
+        from bot.text.language import detect_language
+        from bot.text.normalize import normalize
 
         text = message.get(TEXT)
         if not isinstance(text, str):
             return
         normalized = normalize(text)
         if len(normalized) != len(text):
-            raise ValueError(f"bot.normalize.normalize changed the length of {text!r}")
+            raise ValueError(f"bot.text.normalize.normalize changed the length of {text!r}")
         message.set(TEXT, normalized)
         message.set(DETECTED_LANGUAGE, detect_language(text), add_to_output=True)
 
@@ -105,7 +105,7 @@ class IntentGuard(GraphComponent):
     @staticmethod
     def carries_values(text: str, fields: tuple = ALL_VALUE_FIELDS) -> bool:
         """True when the message holds something the estimate form can use ("7B QLoRA 4096", "llama 8b")."""
-        from bot.parse import parse_values
+        from bot.text.parse import parse_values
 
         parsed = parse_values(text)
         return any(getattr(parsed, name, None) not in (None, False) for name in fields)

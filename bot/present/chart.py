@@ -10,15 +10,15 @@ import re
 from pathlib import Path
 from typing import List, Optional, Tuple, Union
 
-from bot.knowledge import Knowledge, load_knowledge
-from bot.render import gb
+from bot.advisor.knowledge import Knowledge, load_knowledge
+from bot.present.render import gb
 
 # Cards drawn next to the estimate: the cheapest that fit, plus the largest ones that do not (to show the gap).
 MAX_FITTING = 3
 MAX_NOT_FITTING = 2
 FONT = "DejaVu Sans"
 
-# One colour per component (colour-blind safe Okabe-Ito palette) in the order of bot.schema.COMPONENTS.
+# One colour per component (colour-blind safe Okabe-Ito palette) in the order of bot.advisor.schema.COMPONENTS.
 COLOURS = {
     "weights": "#0072B2", "adapters": "#56B4E9", "gradients": "#009E73", "optimizer": "#E69F00",
     "activations": "#CC79A7", "logits": "#D55E00", "overhead": "#999999",

@@ -1,6 +1,6 @@
 """Website for the chat widget: serves web/ and the memory charts, and tells the widget where Rasa listens.
 
-    python -m bot.webapp --port 8080
+    python -m bot.website --port 8080
 
 Environment:
   ADVISOR_CHART_DIR   folder of chart PNGs written by action_estimate, served at /charts/ (default var/charts)
