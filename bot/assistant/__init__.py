@@ -2,3 +2,7 @@
 
 The only part of `bot` that imports rasa ; config.yml, credentials*.yml and endpoints*.yml
 name classes in here."""
+
+# Patches to Rasa that must be in effect in every Rasa process of this project (run, shell, test): importing this
+# package is what those processes have in common.
+from bot.assistant import fast_validation  # noqa: E402,F401  action responses: schema validator built once

@@ -1,0 +1,120 @@
+"""Action-server responses validated with a schema validator built once, not once per call.
+
+Rasa 3.6's `RemoteAction._validate_action_result` calls `jsonschema.validate(result, schema)` after every
+custom-action call. `jsonschema.validate` first checks the schema itself against the draft 2020-12 meta-schema
+(`check_schema`) and builds a new validator, every time. Rasa's action-response schema holds the schema of every
+event type, so that check costs about 15-20 ms of CPU per call on this machine class, two or three calls per form
+turn: a sampling profile (py-spy) of the Rasa server under load put 73 % of its CPU there (issue 10).
+
+Here the schema is checked once and the validator built once, when Rasa's action module is loaded; each response
+is then validated exactly as `jsonschema.validate` does it (same schema, same validator class, same best-match
+error, same message Rasa appends). A malformed response is still rejected.
+
+Installed by importing `bot.assistant` (bot/assistant/__init__.py), which every Rasa process of this project does,
+because config.yml, credentials*.yml and endpoints*.yml name classes in that package (`rasa run`, `rasa shell`,
+`rasa test`). Importing it does not import Rasa: when Rasa's action module is not loaded yet, the patch is applied
+by an import hook the moment it is, so light commands that import `bot.assistant` (the Telegram CLI) stay fast.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import logging
+import sys
+from typing import Any, Callable, Dict, Optional, Sequence, Text
+
+logger = logging.getLogger(__name__)
+
+ACTION_MODULE = "rasa.core.actions.action"
+# Marker on the installed method, so that tests (and a second import) can tell the patch is in effect.
+PATCH_MARKER = "_validator_built_once"
+
+
+def build_validator(schema: Dict[Text, Any]) -> Any:
+    """What `jsonschema.validate` builds on every call, built once: the validator class the schema asks for
+    (the latest draft when it names none), the schema checked against its meta-schema, the validator."""
+    from jsonschema.validators import validator_for
+
+    validator_class = validator_for(schema)
+    validator_class.check_schema(schema)
+    return validator_class(schema)
+
+
+def raise_first_error(validator: Any, instance: Any) -> None:
+    """Raise the error `jsonschema.validate` would raise for `instance` (its best match), or nothing."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(validator.iter_errors(instance))
+    if error is not None:
+        raise error
+
+
+def _patched_validate_action_result(remote_action_class: type) -> Callable[[Any, Dict[Text, Any]], bool]:
+    from jsonschema import ValidationError
+    from rasa.shared.constants import DOCS_BASE_URL
+
+    validator = build_validator(remote_action_class.action_response_format_spec())
+
+    def _validate_action_result(self: Any, result: Dict[Text, Any]) -> bool:
+        # Same body as Rasa 3.6.21's RemoteAction._validate_action_result, with the validator built once.
+        try:
+            raise_first_error(validator, result)
+            return True
+        except ValidationError as e:
+            e.message += (
+                f". Failed to validate Action server response from API, "
+                f"make sure your response from the Action endpoint is valid. "
+                f"For more information about the format visit "
+                f"{DOCS_BASE_URL}/custom-actions"
+            )
+            raise e
+
+    setattr(_validate_action_result, PATCH_MARKER, True)
+    return _validate_action_result
+
+
+def patch_remote_action(module: Any) -> None:
+    """Replace RemoteAction._validate_action_result in Rasa's loaded action module (idempotent)."""
+    remote_action = module.RemoteAction
+    if getattr(remote_action._validate_action_result, PATCH_MARKER, False):
+        return
+    remote_action._validate_action_result = _patched_validate_action_result(remote_action)
+    logger.info("Action-server responses are validated with a validator built once (bot.assistant.fast_validation)")
+
+
+def is_installed() -> bool:
+    """True when Rasa's action module is loaded and validates with the validator built once."""
+    module = sys.modules.get(ACTION_MODULE)
+    return module is not None and getattr(module.RemoteAction._validate_action_result, PATCH_MARKER, False)
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; wraps the loader of Rasa's action module so the patch runs right after it loads."""
+
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]], target: Any = None) -> Any:
+        if fullname != ACTION_MODULE:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader = spec.loader
+        original_exec_module = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            original_exec_module(module)
+            patch_remote_action(module)
+
+        loader.exec_module = exec_module  # this loader object serves only this one module
+        return spec
+
+
+def install() -> None:
+    """Patch now if Rasa's action module is loaded, otherwise as soon as it is."""
+    module = sys.modules.get(ACTION_MODULE)
+    if module is not None:
+        patch_remote_action(module)
+    elif not any(isinstance(finder, _PatchAfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PatchAfterImport())
+
+
+install()

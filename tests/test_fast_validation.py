@@ -1,0 +1,134 @@
+"""Action-server responses are still validated after bot.assistant.fast_validation builds the validator once.
+
+The unit tests run Rasa's real RemoteAction.run against a small HTTP action server that answers with a chosen
+JSON body; the end-to-end test starts `rasa run` with the trained model against such a server and reads its log.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import uuid
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
+
+import jsonschema
+import pytest
+
+import bot.assistant  # noqa: F401  installs the patch, as in every Rasa process of the project
+from bot.assistant import fast_validation
+from rasa.core.actions.action import RemoteAction
+from rasa.core.channels.channel import CollectingOutputChannel
+from rasa.core.nlg import TemplatedNaturalLanguageGenerator
+from rasa.shared.core.domain import Domain
+from rasa.shared.core.events import BotUttered, SlotSet
+from rasa.shared.core.trackers import DialogueStateTracker
+from rasa.utils.endpoints import EndpointConfig
+from tests.conftest import post_json
+from tests.servers import ROOT, ensure_model, start_rasa_server
+
+VALID = {"events": [{"event": "slot", "timestamp": None, "name": "language", "value": "tr"},
+                    {"event": "active_loop", "name": None}, {"event": "followup", "name": "utter_greet"}],
+         "responses": [{"text": "Merhaba", "buttons": [{"title": "evet", "payload": "/affirm"}]}]}
+
+MALFORMED = {
+    "unknown event type": {"events": [{"event": "no_such_event"}]},
+    "event without its type": {"events": [{"timestamp": 1.0, "name": "language"}]},
+    "events not a list": {"events": "slot language=tr"},
+    "timestamp not a number": {"events": [{"event": "slot", "name": "language", "value": "tr",
+                                           "timestamp": "yesterday"}]},
+    "response not an object": {"responses": ["Merhaba"]},
+}
+
+
+@contextmanager
+def action_server_answering(body: Any) -> Iterator[str]:
+    """An action server on a free port that answers every POST with `body` (JSON); yields its webhook URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server API)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            payload = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/webhook"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def run_remote_action(body: Any) -> list:
+    """Rasa's RemoteAction.run, unchanged except for the patched validation, against an action server."""
+    domain = Domain.empty()
+    with action_server_answering(body) as url:
+        action = RemoteAction("action_under_test", EndpointConfig(url))
+        return await action.run(CollectingOutputChannel(), TemplatedNaturalLanguageGenerator(domain.responses),
+                                DialogueStateTracker("tester", slots=[]), domain)
+
+
+def test_patch_is_installed_in_this_process():
+    assert fast_validation.is_installed()
+    assert getattr(RemoteAction._validate_action_result, fast_validation.PATCH_MARKER, False)
+
+
+def test_importing_bot_assistant_before_rasa_patches_rasa_when_it_loads():
+    """Rasa imports the project's classes after its action module; the Telegram CLI imports bot.assistant without
+    Rasa. Both orders end with the patch in effect, and bot.assistant alone does not import Rasa."""
+    script = ("import sys, bot.assistant\n"
+              "from bot.assistant import fast_validation as f\n"
+              "assert 'rasa.core.actions.action' not in sys.modules\n"
+              "import rasa.core.actions.action\n"
+              "assert f.is_installed()\n"
+              "print('installed')\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "installed" in result.stdout
+
+
+async def test_valid_action_response_passes():
+    events = await run_remote_action(VALID)
+    assert isinstance(events[0], BotUttered) and events[0].text == "Merhaba"
+    assert SlotSet("language", "tr") in events
+
+
+@pytest.mark.parametrize("body", MALFORMED.values(), ids=MALFORMED.keys())
+async def test_malformed_action_response_is_rejected_with_rasas_error(body):
+    """The same error `jsonschema.validate` gives (best match), with the sentence Rasa appends."""
+    with pytest.raises(jsonschema.ValidationError) as expected:
+        jsonschema.validate(body, RemoteAction.action_response_format_spec())
+    with pytest.raises(jsonschema.ValidationError) as raised:
+        await run_remote_action(body)
+    assert raised.value.message.startswith(expected.value.message)
+    assert "Failed to validate Action server response from API" in raised.value.message
+    assert list(raised.value.absolute_path) == list(expected.value.absolute_path)
+
+
+@pytest.mark.e2e
+def test_running_rasa_server_validates_with_the_patch():
+    """`rasa run` with the trained model: the patch is announced in its log, and a malformed action response is
+    refused there (logged), while the user still gets an answer over REST."""
+    ensure_model()
+    with action_server_answering(MALFORMED["unknown event type"]) as url:
+        rasa = start_rasa_server(0, endpoints={"action_endpoint": {"url": url}})
+        try:
+            status, replies = post_json(f"{rasa.url}/webhooks/rest/webhook",
+                                        {"sender": f"fv-{uuid.uuid4().hex[:8]}", "message": "Merhaba"})
+            log = rasa.log()
+        finally:
+            rasa.stop()
+    assert status == 200 and isinstance(replies, list)
+    assert "validated with a validator built once" in log
+    assert "Failed to validate Action server response from API" in log
