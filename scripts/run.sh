@@ -22,6 +22,12 @@ if [ -z "${STAFF_TOKEN:-}" ]; then
   STAFF_TOKEN=$(cat var/staff-token)
 fi
 export STAFF_TOKEN
+# Shared secret between Rasa and the action server (endpoints.yml sends it, bot/assistant/action_server.py checks it).
+if [ -z "${ACTION_SERVER_TOKEN:-}" ]; then
+  [ -s var/action-token ] || (umask 077; head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/action-token)
+  ACTION_SERVER_TOKEN=$(cat var/action-token)
+fi
+export ACTION_SERVER_TOKEN
 
 CREDENTIALS=credentials.yml
 if [ -n "${TELEGRAM_TOKEN:-}" ]; then
@@ -33,7 +39,7 @@ pids=()
 cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; echo "stopped."; exit 0; }
 trap cleanup INT TERM EXIT
 
-$BIN/rasa run actions --actions actions --port 5055 >var/log/actions.log 2>&1 & pids+=($!)
+$BIN/python -m bot.assistant.action_server --port 5055 >var/log/actions.log 2>&1 & pids+=($!)
 $BIN/rasa run --model models/gpu-advisor.tar.gz --port 5005 --credentials "$CREDENTIALS" --endpoints "${RASA_ENDPOINTS:-endpoints.yml}" \
   --enable-api --auth-token "$RASA_TOKEN" --cors "*" >var/log/rasa.log 2>&1 & pids+=($!)
 $BIN/python -m bot.website --port 8080 >var/log/webapp.log 2>&1 & pids+=($!)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -27,6 +28,15 @@ MODEL_PATH = MODEL_DIR / f"{MODEL_NAME}.tar.gz"
 # What the trained model depends on: when any of these is newer than the model, it is retrained.
 MODEL_INPUTS = ["config.yml", "domain", "data", "bot/assistant/components"]
 LOG_DIR = ROOT / "test-artifacts" / "logs"
+# The shared secret between Rasa and the action server (bot/assistant/action_server.py), one per test run; both are
+# given it through the environment, as scripts/run.sh does.
+ACTION_TOKEN = secrets.token_urlsafe(24)
+ACTION_TOKEN_HEADER = "X-Action-Token"
+
+
+def action_endpoint(url: str) -> dict:
+    """endpoints.yml's action_endpoint for an action server of these tests (the header Rasa must send)."""
+    return {"url": url, "headers": {ACTION_TOKEN_HEADER: ACTION_TOKEN}}
 
 
 def _newest_input_mtime() -> float:
@@ -123,7 +133,8 @@ def start_action_server(port: Optional[int] = None, env: Optional[Dict[str, str]
                         timeout: float = 60) -> Server:
     port = port or free_port()
     workdir = Path(tempfile.mkdtemp(prefix="actions-"))
-    server = _spawn("actions", [str(BIN / "rasa"), "run", "actions", "--actions", "actions", "--port", str(port)],
+    env = {"ACTION_SERVER_TOKEN": ACTION_TOKEN, **(env or {})}
+    server = _spawn("actions", [str(BIN / "python"), "-m", "bot.assistant.action_server", "--port", str(port)],
                     port, env, workdir)
     wait_http(f"{server.url}/health", timeout, server.proc)
     return server
@@ -141,11 +152,13 @@ def start_rasa_server(action_port: int, *, port: Optional[int] = None, credentia
     workdir = Path(tempfile.mkdtemp(prefix="rasa-"))
     creds = credentials if credentials is not None else yaml.safe_load((ROOT / "credentials.yml").read_text())
     ends = endpoints if endpoints is not None else {
-        "action_endpoint": {"url": f"http://127.0.0.1:{action_port}/webhook"},
+        "action_endpoint": action_endpoint(f"http://127.0.0.1:{action_port}/webhook"),
         "tracker_store": {"type": "bot.assistant.tracker_store.RedactingSQLTrackerStore", "dialect": "sqlite",
                           "db": str(workdir / "tracker.db")},
     }
-    ends.setdefault("action_endpoint", {"url": f"http://127.0.0.1:{action_port}/webhook"})
+    ends.setdefault("action_endpoint", action_endpoint(f"http://127.0.0.1:{action_port}/webhook"))
+    # endpoints*.yml name the secret as ${ACTION_SERVER_TOKEN}: give Rasa the value the action server checks.
+    env = {"ACTION_SERVER_TOKEN": ACTION_TOKEN, **(env or {})}
     (workdir / "credentials.yml").write_text(yaml.safe_dump(creds, allow_unicode=True))
     (workdir / "endpoints.yml").write_text(yaml.safe_dump(ends, allow_unicode=True))
     cmd = [str(BIN / "rasa"), "run", "--model", str(model or MODEL_PATH), "--port", str(port),

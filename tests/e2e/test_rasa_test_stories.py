@@ -7,14 +7,14 @@ import subprocess
 import pytest
 import yaml
 
-from tests.servers import BIN, LOG_DIR, ROOT
+from tests.servers import BIN, LOG_DIR, ROOT, action_endpoint
 
 pytestmark = pytest.mark.e2e
 
 
 def test_test_stories_pass(rasa_model, action_server, tmp_path):
     endpoints = tmp_path / "endpoints.yml"
-    endpoints.write_text(yaml.safe_dump({"action_endpoint": {"url": f"{action_server.url}/webhook"}}))
+    endpoints.write_text(yaml.safe_dump({"action_endpoint": action_endpoint(f"{action_server.url}/webhook")}))
     out = tmp_path / "results"
     result = subprocess.run(
         [str(BIN / "rasa"), "test", "core", "--model", str(rasa_model), "--stories", "tests/test_stories.yml",
