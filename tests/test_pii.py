@@ -245,3 +245,28 @@ def test_redacting_tracker_store_postgresql():
     finally:
         with psycopg2.connect("postgresql://postgres@127.0.0.1:5432/test") as conn, conn.cursor() as cur:
             cur.execute("DELETE FROM events WHERE sender_id = %s", (sender,))
+
+
+def test_exception_messages_and_tracebacks_are_masked_in_the_log(tmp_path):
+    """Security review finding 5: logging.Formatter fills in the traceback after every filter has run, so an
+    exception quoting the customer's message reached var/log/rasa.log in clear."""
+    install_log_redaction()
+    log_file = tmp_path / "rasa.log"
+    handler = logging.FileHandler(log_file)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s - %(message)s"))
+    logger = logging.getLogger("rasa.core.processor.h6")
+    logger.addHandler(handler)
+    try:
+        try:
+            raise ValueError(f"cannot parse 'telefonum +90 532 765 43 21, e-posta rt12exc@example.com, TC {VALID_TC}'")
+        except ValueError:
+            logger.exception("Encountered an exception while running action")
+        logger.error("failed", exc_info=RuntimeError("0912 123 45 67"), stack_info=True)
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    text = log_file.read_text()
+    assert "Traceback" in text and "ValueError" in text
+    for secret in ("+90 532 765 43 21", "rt12exc@example.com", VALID_TC, "0912 123 45 67"):
+        assert secret not in text
+    assert "[PHONE]" in text and "[EMAIL]" in text and "[TC_KIMLIK]" in text

@@ -1,12 +1,21 @@
-"""Personal data detection and masking (KVKK): what may never be stored in clear text.
+"""Personal data detection and masking (KVKK): what may never be stored or logged in clear text.
 
-Detected and masked: e-mail addresses, Telegram usernames (@name, t.me/name), phone numbers (Iranian, Turkish and international formats), Turkish ID
-numbers (TC Kimlik, checksum-validated), Iranian national codes (checksum-validated), IBANs (ISO 13616 mod-97)
-and payment card numbers (Luhn). Persian (۰-۹) and Arabic-Indic (٠-٩) digits count as digits: matching runs on a
-normalised copy of the same length, so every span found there maps 1:1 onto the original text.
+The one masking module of the product: the tracker store, the ticket store, the staff page and every log record of
+every process (install_log_redaction) mask through it.
+
+Detected and masked: e-mail addresses (also IDN and upper-case), Telegram usernames (@name, t.me/name), phone
+numbers (Turkish and Iranian in every prefix form: +90, 0090, 90, 0, none; WhatsApp and tel: links; international
+numbers written with "+"), Turkish ID numbers (TC Kimlik, checksum-validated), Iranian national codes
+(checksum-validated), IBANs (ISO 13616 mod-97) and payment card numbers (Luhn).
+
+Matching runs on a normalised copy of the same length (Persian, Arabic-Indic and fullwidth digits as ASCII; NBSP,
+thin and zero-width characters as spaces; dash look-alikes as "-"), so every span found there maps 1:1 onto the
+original text. Numbers are read as runs of digit groups joined by spaces, dots, dashes, slashes or brackets, and
+every contiguous range of groups is checked, so the grouping a customer chooses does not hide a number.
 
 Ten- and eleven-digit numbers that fail their checksum are left alone: those are token counts, prices and the like,
-and masking them would make ticket excerpts useless to support staff.
+and masking them would make ticket excerpts useless to support staff. Conversation ids are never masked (the stores
+skip them by key): a numeric Telegram chat id can pass an ID checksum.
 """
 from __future__ import annotations
 
@@ -15,9 +24,21 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, List, Optional, Tuple
 
-# One character in, one character out: spans on the normalised copy are spans on the original.
-_DIGIT_MAP = {ord(c): str(i) for i, c in enumerate("۰۱۲۳۴۵۶۷۸۹")}
-_DIGIT_MAP.update({ord(c): str(i) for i, c in enumerate("٠١٢٣٤٥٦٧٨٩")})
+# One character in, one character out: spans on the normalised copy are spans on the original. Persian, Arabic-Indic
+# and fullwidth digits become ASCII digits; fullwidth ASCII (＠, ＋, Ｔ...) becomes ASCII; every kind of space (NBSP,
+# narrow NBSP, thin space, ideographic space, tab) becomes " "; dash-likes become "-"; invisible format characters
+# (zero-width space/joiners, LRM/RLM, bidi controls, BOM) become " " so that they separate digit groups instead of
+# hiding a number from the detectors.
+_CHAR_MAP = {ord(c): str(i) for i, c in enumerate("۰۱۲۳۴۵۶۷۸۹")}
+_CHAR_MAP.update({ord(c): str(i) for i, c in enumerate("٠١٢٣٤٥٦٧٨٩")})
+_CHAR_MAP.update({cp: chr(cp - 0xFEE0) for cp in range(0xFF01, 0xFF5F)})  # fullwidth ASCII block
+_CHAR_MAP.update({ord(c): " " for c in "\t\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+                  "\u2009\u200a\u202f\u205f\u3000"})
+_CHAR_MAP.update({ord(c): " " for c in "\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+                  "\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u00ad"})
+_CHAR_MAP.update({ord(c): "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63"})
+_CHAR_MAP.update({ord("\u066b"): ".", ord("\u066c"): ",", ord("\u06d4"): ".", ord("\u00b7"): "."})
+_DIGIT_MAP = _CHAR_MAP  # kept for callers of the old name
 
 MASKS = {
     "email": "[EMAIL]",
@@ -31,8 +52,8 @@ MASKS = {
 
 
 def normalize_digits(text: str) -> str:
-    """Persian/Arabic-Indic digits to ASCII, length preserved."""
-    return text.translate(_DIGIT_MAP)
+    """Persian/Arabic-Indic/fullwidth digits to ASCII and look-alike separators to ASCII, length preserved."""
+    return text.translate(_CHAR_MAP)
 
 
 def digits_only(text: str) -> str:
@@ -64,7 +85,7 @@ def is_valid_ir_national_id(value: str) -> bool:
 
 def is_valid_iban(value: str) -> bool:
     """ISO 13616: move the first four characters to the end, letters to 10..35, the number mod 97 must be 1."""
-    compact = re.sub(r"[\s-]", "", normalize_digits(value)).upper()
+    compact = re.sub(r"[\s.-]", "", normalize_digits(value)).upper()
     if not re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}", compact):
         return False
     rearranged = compact[4:] + compact[:4]
@@ -88,32 +109,26 @@ def is_valid_luhn(value: str) -> bool:
 
 # ---------------------------------------------------------------- detectors
 
-# Digit patterns must not start or end inside a longer alphanumeric run (message ids, hashes, model names).
+# Alphanumeric patterns must not start or end inside a longer alphanumeric run (message ids, hashes, model names).
 _NB = r"(?<![0-9A-Za-z])"
 _NA = r"(?![0-9A-Za-z])"
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+# Unicode word characters on both sides: IDN addresses (ali@örnek.com.tr) and upper-case Turkish letters (ALİ@...).
+_EMAIL = re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}|[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.xn--[\w-]+")
 # A Telegram username is a contact too (the handoff accepts one): @name or a t.me/name link, 5-32 characters.
 _TELEGRAM_HANDLE = re.compile(r"(?:(?<![\w@.])@|(?:https?://)?t\.me/)[A-Za-z][A-Za-z0-9_]{4,31}(?![\w])")
-_IBAN = re.compile(_NB + r"[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,30}" + _NA)
-# 13-19 digits, optionally grouped by single spaces or dashes (as printed on cards).
-_CARD = re.compile(_NB + r"\d(?:[ -]?\d){12,18}" + _NA)
-_TEN_OR_ELEVEN = re.compile(_NB + r"\d{10,11}" + _NA)
-# Also written with separators: 001-234567-8 style national codes, 123 456 789 01 style TC numbers.
-_GROUPED_ID = re.compile(_NB + r"\d{2,4}(?:[ -]\d{2,7}){1,4}" + _NA)
-_PHONES = [
-    # Iranian mobile: 09xx xxx xxxx, +98 9xx..., 0098 9xx...
-    re.compile(_NB + r"(?:\+98|0098|0)[ -]?9\d{2}[ -]?\d{3}[ -]?\d{4}" + _NA),
-    # Turkish mobile and landline: 05xx xxx xx xx, 0(5xx) ..., +90 ...; area codes start with 2-5.
-    re.compile(_NB + r"(?:\+90|0090|0)[ -]?\(?[2-5]\d{2}\)?[ -]?\d{3}[ -]?\d{2}[ -]?\d{2}" + _NA),
-    # Iranian landline: 0 + 2-digit area code + 8 digits (021 1234 5678).
-    re.compile(_NB + r"0[1-8]\d[ -]?\d{4}[ -]?\d{4}" + _NA),
-    # Any international number written with a plus sign.
-    re.compile(r"(?<![\w+])\+\d{1,3}(?:[ -]?\(?\d{1,4}\)?){2,5}" + _NA),
-    # Bare Turkish/Iranian mobile without the trunk zero: 5xx xxx xx xx / 9xx xxx xxxx.
-    re.compile(_NB + r"5\d{2}[ -]?\d{3}[ -]?\d{2}[ -]?\d{2}" + _NA),
-    re.compile(_NB + r"9\d{2}[ -]?\d{3}[ -]?\d{4}" + _NA),
-]
+# Country code, check digits, then 11-30 letters/digits, grouped by single spaces, dots or dashes (also after the
+# country code: "TR 33 0006 ..."). Letters may precede it ("ibanTR33..."): the mod-97 check keeps this precise.
+_IBAN = re.compile(r"(?<![0-9])[A-Za-z]{2}[ .-]?\d{2}(?:[ .-]?[A-Za-z0-9]){11,30}" + _NA)
+
+# Numbers are read as runs of digit groups: groups of digits joined by at most three separator characters (space,
+# dot, dash, slash, brackets). Every contiguous range of groups is tried against the number kinds, so the way a
+# number is grouped ("0912 123 45 67", "100.000.001.46", "532/123 45 67") does not matter.
+_DIGIT_GROUP = re.compile(r"\d+")
+_GROUP_SEPARATOR = re.compile(r"[ .\-/()]{1,3}")
+_MAX_NUMBER_DIGITS = 19  # the longest kind: a 19-digit card
+# Written before a number, these make it an international phone number: "+90 ...", "wa.me/90...", "tel:0090...".
+_INTERNATIONAL_BEFORE = re.compile(r"(?:\+[ (]?|(?:wa\.me|whatsapp\.com/send\?phone=|tel:|callto:)/?\+?)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -134,11 +149,125 @@ def _national_id_kind(candidate: str) -> Optional[str]:
 def _longest_valid_end(text: str, start: int, end: int, valid: Callable[[str], bool]) -> Optional[int]:
     """A grouped number may run into the next word or number ("TR33 0006 ... 26 kart"): try shorter spans that end
     before a separator, longest first."""
-    ends = [end] + [i for i in range(end - 1, start, -1) if text[i] in " -" and text[i - 1] not in " -"]
+    ends = [end] + [i for i in range(end - 1, start, -1) if text[i] in " .-" and text[i - 1] not in " .-"]
     for candidate_end in ends:
         if valid(text[start:candidate_end]):
             return candidate_end
     return None
+
+
+def _phone_digits_ok(d: str, international: bool) -> bool:
+    """Turkish and Iranian numbers in every usual prefix form, other countries only when written as international."""
+    if d.startswith("00"):
+        d, international = d[2:], True
+    if international and (d.startswith("90") or d.startswith("98")) and len(d) == 12:
+        return d[2] in "2345" if d.startswith("90") else d[2] != "0"
+    if re.fullmatch(r"90[2-5]\d{9}|989\d{9}", d):  # country code without "+", as in WhatsApp links
+        return True
+    if re.fullmatch(r"0[2-5]\d{9}|09\d{9}|0[1-8]\d{9}", d):  # trunk zero: Turkish, Iranian mobile, Iranian landline
+        return True
+    if re.fullmatch(r"5\d{9}|9\d{9}", d):  # mobile without the trunk zero
+        return True
+    return international and 8 <= len(d) <= 15 and not d.startswith(("90", "98"))
+
+
+def _card_grouping_ok(groups: List[str]) -> bool:
+    """Card numbers are written in one piece, in fours (the last group shorter), or 4-6-5 / 4-6-4 (Amex, Diners)."""
+    sizes = [len(g) for g in groups]
+    if len(sizes) == 1:
+        return True
+    if all(n == 4 for n in sizes[:-1]) and 1 <= sizes[-1] <= 4:
+        return True
+    return sizes in ([4, 6, 5], [4, 6, 4])
+
+
+def _number_kind(groups: List[str], international: bool) -> Optional[str]:
+    d = "".join(groups)
+    if len(d) == 11 and is_valid_tc_kimlik(d):
+        return "tc_kimlik"
+    if len(d) == 10 and is_valid_ir_national_id(d):
+        return "ir_national_id"
+    if 13 <= len(d) <= 19 and _card_grouping_ok(groups) and is_valid_luhn(d):
+        return "card"
+    if 8 <= len(d) <= 17 and _phone_digits_ok(d, international):
+        return "phone"
+    return None
+
+
+def _digit_runs(norm: str) -> List[List[Tuple[int, int]]]:
+    """Runs of digit groups as lists of (start, end) spans. A group glued to letters on one side is kept ("tc" +
+    number, number + "abc"), but a group inside a mixed token such as a hash or an id ("4f1c2a90b3") is not."""
+    runs: List[List[Tuple[int, int]]] = []
+    current: List[Tuple[int, int]] = []
+    last_end = -1
+    for m in _DIGIT_GROUP.finditer(norm):
+        start, end = m.start(), m.end()
+        if _inside_mixed_token(norm, start, end):
+            if current:
+                runs.append(current)
+            current, last_end = [], -1
+            continue
+        if current and _GROUP_SEPARATOR.fullmatch(norm[last_end:start]):
+            current.append((start, end))
+        else:
+            if current:
+                runs.append(current)
+            current = [(start, end)]
+        last_end = end
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _inside_mixed_token(norm: str, start: int, end: int) -> bool:
+    i = start
+    while i > 0 and norm[i - 1].isascii() and norm[i - 1].isalpha():
+        i -= 1
+    if i < start and i > 0 and norm[i - 1].isdigit():
+        return True
+    j = end
+    while j < len(norm) and norm[j].isascii() and norm[j].isalpha():
+        j += 1
+    return j > end and j < len(norm) and norm[j].isdigit()
+
+
+def _number_findings(norm: str) -> List[Finding]:
+    candidates: List[Tuple[int, int, int, str]] = []  # (-digits, start, end, kind)
+    for run in _digit_runs(norm):
+        for first in range(len(run)):
+            window_start = max(0, run[first][0] - 40)
+            prefix = _INTERNATIONAL_BEFORE.search(norm[window_start:run[first][0]])
+            international = prefix is not None
+            # The "+" belongs to the number: mask "+90 532 ..." as a whole.
+            plus = norm.rfind("+", window_start + prefix.start(), run[first][0]) if prefix else -1
+            groups: List[str] = []
+            for last in range(first, len(run)):
+                groups.append(norm[run[last][0]:run[last][1]])
+                digits = sum(len(g) for g in groups)
+                if digits > _MAX_NUMBER_DIGITS:
+                    break
+                kind = _number_kind(groups, international)
+                if kind:
+                    start = plus if kind == "phone" and plus >= 0 else run[first][0]
+                    if start > 0 and norm[start - 1] == "(" and norm[run[first][1]:run[first][1] + 1] == ")":
+                        start -= 1  # "(0532) 123 45 67"
+                    candidates.append((-digits, start, run[last][1], kind))
+    return [Finding(kind, start, end) for _, start, end, kind in sorted(candidates)]
+
+
+def _merge_overlapping(findings: List[Finding]) -> List[Finding]:
+    """Overlapping numbers become one masked span named after the longest of them (the list is longest first), so
+    that digits written next to a number can never leave part of it in clear."""
+    merged: List[Finding] = []
+    for f in findings:
+        for i, m in enumerate(merged):
+            if f.start < m.end and m.start < f.end:
+                merged[i] = Finding(m.kind, min(m.start, f.start), max(m.end, f.end))
+                break
+        else:
+            merged.append(f)
+    # A merge can make two clusters touch each other: repeat until stable (a handful of numbers per message).
+    return merged if len(merged) == len(findings) else _merge_overlapping(merged)
 
 
 def find_pii(text: str) -> List[Finding]:
@@ -156,7 +285,7 @@ def find_pii(text: str) -> List[Finding]:
             taken[i] = True
         found.append(Finding(kind, start, end))
 
-    # Most specific first: validated structures, then the looser phone shapes.
+    # Most specific first: addresses, then validated structures, then numbers by length.
     for m in _EMAIL.finditer(norm):
         claim("email", m.start(), m.end())
     for m in _TELEGRAM_HANDLE.finditer(norm):
@@ -165,20 +294,9 @@ def find_pii(text: str) -> List[Finding]:
         end = _longest_valid_end(norm, m.start(), m.end(), is_valid_iban)
         if end:
             claim("iban", m.start(), end)
-    for m in _CARD.finditer(norm):
-        end = _longest_valid_end(norm, m.start(), m.end(),
-                                 lambda s: is_valid_luhn(s) and not _national_id_kind(s))
-        if end:
-            claim("card", m.start(), end)
-    for pattern in (_TEN_OR_ELEVEN, _GROUPED_ID):
-        for m in pattern.finditer(norm):
-            kind = _national_id_kind(m.group())
-            if kind:
-                claim(kind, m.start(), m.end())
-    for pattern in _PHONES:
-        for m in pattern.finditer(norm):
-            if len(digits_only(m.group())) >= 8:
-                claim("phone", m.start(), m.end())
+    numbers = [f for f in _number_findings(norm) if not any(taken[f.start:f.end])]
+    for f in _merge_overlapping(numbers):
+        claim(f.kind, f.start, f.end)
     return sorted(found, key=lambda f: f.start)
 
 
@@ -283,7 +401,17 @@ def _canonical_phone(raw: str) -> Optional[Contact]:
 # ---------------------------------------------------------------- logging
 
 
-_ESCAPED_DIGIT = re.compile(r"\\u(06f[0-9]|066[0-9])", re.IGNORECASE)
+# JSON written with ensure_ascii (Rasa's structured debug logs) carries non-ASCII as \\uXXXX: Persian digits,
+# NBSP separators, "ö" in an IDN address. Such escapes are written as the characters they stand for before masking.
+_ESCAPED_CHAR = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _unescape_json_chars(message: str) -> str:
+    def char(m: "re.Match[str]") -> str:
+        code = int(m.group(1), 16)
+        return m.group(0) if 0xD800 <= code <= 0xDFFF else chr(code)
+
+    return _ESCAPED_CHAR.sub(char, message)
 
 
 class PiiLogFilter(logging.Filter):
@@ -295,19 +423,28 @@ class PiiLogFilter(logging.Filter):
 
 
 def mask_log_record(record: logging.LogRecord) -> logging.LogRecord:
+    """Mask the message, its arguments, the exception (message and traceback) and the stack of a log record.
+
+    The traceback is formatted here, while the record is created: logging.Formatter would format it later, after
+    every filter has run, and write an exception message that quotes the customer's text in clear.
+    """
     if getattr(record, "_pii_masked", False):
         return record
     try:
         message = record.getMessage()
     except Exception:  # a broken format string must still reach the log, masked
         message = str(record.msg)
-    # Rasa's structured debug logs are JSON with non-ASCII escaped: Persian/Arabic digits arrive as \u06f0...
-    # and would slip past the detectors, so they are written as the ASCII digits they are.
-    message = _ESCAPED_DIGIT.sub(lambda m: str(int(m.group(1), 16) & 0xF), message)
-    record.msg = mask_text(message)
+    record.msg = mask_text(_unescape_json_chars(message))
     record.args = ()
+    if record.exc_info and not record.exc_text:
+        try:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        except Exception:  # an exception whose str() fails: keep its type only
+            record.exc_text = getattr(record.exc_info[0], "__name__", "exception")
     if record.exc_text:
-        record.exc_text = mask_text(record.exc_text)
+        record.exc_text = mask_text(_unescape_json_chars(record.exc_text))
+    if record.stack_info:
+        record.stack_info = mask_text(record.stack_info)
     record._pii_masked = True
     return record
 
