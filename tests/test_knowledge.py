@@ -183,8 +183,105 @@ def test_bad_sizes_rejected(bad):
 
 def test_count_params_handles_bias_headdim_and_gemma_norms(kb):
     gemma = kb.model("gemma-2-2b")
-    assert gemma.shape.head_dim == 256 and gemma.shape.norms_per_layer == 4
-    assert kb.model("qwen2.5-0.5b").shape.qkv_bias
+    assert gemma.arch.head_dim == 256 and gemma.arch.norms_per_layer == 4
+    assert kb.model("qwen2.5-0.5b").arch.qkv_bias
+    assert count_params(gemma.arch) == gemma.arch.params
+
+
+# Every preset of issue 9 (item 5), by id.
+NEW_PRESETS = [
+    "qwen3-0.6b", "qwen3-1.7b", "qwen3-4b", "qwen3-8b", "qwen3-14b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b",
+    "qwen3.5-9b", "qwen3.5-27b", "qwen3.5-35b-a3b", "gemma-3-1b", "gemma-3-4b", "gemma-3-12b", "gemma-3-27b",
+    "gemma-4-31b", "gemma-4-26b-a4b", "llama-3.3-70b", "llama-4-scout", "llama-4-maverick", "gpt-oss-20b",
+    "gpt-oss-120b", "mistral-small-3.1-24b", "mistral-small-3.2-24b", "magistral-small", "mixtral-8x7b",
+    "mixtral-8x22b", "phi-4", "phi-4-mini", "deepseek-r1-distill-qwen-1.5b", "deepseek-r1-distill-qwen-7b",
+    "deepseek-r1-distill-qwen-14b", "deepseek-r1-distill-qwen-32b", "deepseek-r1-distill-llama-8b",
+    "deepseek-r1-distill-llama-70b",
+]
+
+
+def test_new_presets_present_with_family_and_source(kb):
+    ids = {m.id for m in kb.models}
+    assert set(NEW_PRESETS) <= ids
+    for preset in kb.models:
+        assert preset.family in kb.families and preset.source and preset.published_source
+
+
+@pytest.mark.parametrize("preset_id", REQUIRED_PRESETS + NEW_PRESETS)
+def test_computed_params_within_half_a_percent_of_published(kb, preset_id):
+    preset = kb.model(preset_id)
+    computed = preset.arch.params + (preset.arch.vision_params if preset.published_includes_vision else 0)
+    assert abs(computed - preset.published_params) <= 0.005 * preset.published_params, (
+        preset_id, computed, preset.published_params)
+
+
+def test_exact_counts_of_the_new_architectures(kb):
+    # keras-hub exact counts (models-2026.md §1.6): head_dim != hidden/heads, QK-norm, MoE, gpt-oss biases and sinks
+    assert kb.model("qwen3-0.6b").arch.params == 596_049_920
+    assert kb.model("qwen3-30b-a3b").arch.params == 30_532_122_624
+    assert kb.model("gpt-oss-20b").arch.params == 20_914_757_184
+    assert kb.model("gpt-oss-120b").arch.params == 116_829_156_672
+    assert kb.model("mixtral-8x7b").arch.params == 46_702_792_704
+    assert kb.model("magistral-small").arch.params == 23_572_403_200
+    # Qwen3.5: Gated DeltaNet + gated attention; text + vision tower equals keras-hub's total within 10k params
+    q = kb.model("qwen3.5-35b-a3b").arch
+    assert abs(q.params + q.vision_params - 35_107_181_936) < 10_000
+
+
+def test_architecture_fields_of_the_new_families(kb):
+    gemma3 = kb.model("gemma-3-12b").arch
+    assert gemma3.layer_pattern == "SSSSSF" and gemma3.sliding_window == 1024 and gemma3.vocab >= 262_144
+    assert gemma3.head_dim == 256 and gemma3.qk_norm and gemma3.final_logit_softcap is None
+    assert kb.model("gemma-4-31b").arch.final_logit_softcap == 30.0
+    oss = kb.model("gpt-oss-20b").arch
+    assert oss.moe.experts == 32 and oss.moe.experts_per_token == 4 and oss.moe.expert_dtype == "mxfp4"
+    assert oss.layer_pattern == "SF" and oss.sliding_window == 128 and oss.attention_sinks
+    maverick = kb.model("llama-4-maverick").arch
+    assert maverick.moe.every == 2 and maverick.moe.shared_experts == 1 and maverick.intermediate == 16384
+    assert kb.model("qwen3.5-27b").arch.layer_pattern == "LLLF"
+    assert kb.model("qwen3.5-27b").arch.linear_attention.value_heads == 48
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("qwen3 8b", "qwen3-8b"), ("Qwen3-8B", "qwen3-8b"), ("qwen 3 8b instruct", "qwen3-8b"), ("Qwen3'ü 8B", "qwen3-8b"),
+    ("کوئن ۳ ۸ بی", "qwen3-8b"), ("Qwen3-30B-A3B", "qwen3-30b-a3b"), ("qwen3 30b a3b", "qwen3-30b-a3b"),
+    ("qwen3-235b-a22b", "qwen3-235b-a22b"), ("Qwen3.5-27B", "qwen3.5-27b"), ("qwen 3.5 35b a3b", "qwen3.5-35b-a3b"),
+    ("qwen3-4b-instruct-2507", "qwen3-4b"), ("gemma-3-12b-it", "gemma-3-12b"), ("gemma3:12b", "gemma-3-12b"),
+    ("جما ۳ ۱۲b", "gemma-3-12b"), ("Gemma 3 1B", "gemma-3-1b"), ("gemma 4 31b", "gemma-4-31b"),
+    ("gemma-4-26b-a4b-it", "gemma-4-26b-a4b"), ("gpt-oss-20b", "gpt-oss-20b"), ("gpt oss 120b", "gpt-oss-120b"),
+    ("oss 20b", "gpt-oss-20b"), ("llama 4 scout", "llama-4-scout"), ("scout", "llama-4-scout"),
+    ("Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"), ("maverick", "llama-4-maverick"),
+    ("mixtral 8x7b", "mixtral-8x7b"), ("Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"), ("mixtral 8 x 22b", "mixtral-8x22b"),
+    ("میکسترال 8x7b", "mixtral-8x7b"), ("phi-4", "phi-4"), ("phi4", "phi-4"), ("Phi-4-mini-instruct", "phi-4-mini"),
+    ("DeepSeek-R1-Distill-Qwen-7B", "deepseek-r1-distill-qwen-7b"), ("deepseek r1 70b", "deepseek-r1-distill-llama-70b"),
+    ("r1 distill llama 8b", "deepseek-r1-distill-llama-8b"), ("DeepSeek-R1-Distill-Qwen-1.5B", "deepseek-r1-distill-qwen-1.5b"),
+    ("mistral small 3.1", "mistral-small-3.1-24b"), ("Mistral-Small-3.2-24B-Instruct-2506", "mistral-small-3.2-24b"),
+    ("magistral", "magistral-small"), ("Magistral-Small-2506", "magistral-small"), ("llama 3.3 70b", "llama-3.3-70b"),
+    ("Llama-3.3-70B-Instruct", "llama-3.3-70b"), ("لاما ۳.۳ ۷۰ بی", "llama-3.3-70b"), ("qwen3 14b yi", "qwen3-14b"),
+    ("Llama-3.1-8B'yi", "llama-3.1-8b"), ("کوئن3 14b رو", "qwen3-14b"),
+])
+def test_new_names_resolve_by_name(query, expected):
+    resolved = resolve_model(query)
+    assert (resolved.preset.id, resolved.by_size) == (expected, False)
+
+
+def test_turkish_suffix_after_a_size_is_never_the_model_yi():
+    resolved = resolve_model("14b yi")
+    assert resolved.by_size and resolved.preset.id != "yi-34b"
+
+
+def test_unknown_name_of_a_known_family_carries_the_stand_in_not_a_size():
+    with pytest.raises(UnknownModel) as info:
+        resolve_model("qwen4 8b")
+    err = info.value
+    assert err.family == "qwen" and err.substitute == "qwen3-8b" and err.requested_size_b == 8
+    assert {"version", "vocab", "moe"} <= set(err.differences)
+    resolved = resolve_model("qwen4 8b", allow_substitute=True)
+    assert resolved.preset.id == "qwen3-8b" and resolved.by_size is False
+    assert resolved.unrecognised == "qwen4 8b" and "moe" in resolved.differences
+    with pytest.raises(UnknownModel) as info:
+        resolve_model("xyzzy 7b", allow_substitute=True)
+    assert info.value.substitute is None
 
 
 # ---------------------------------------------------------------------------------------------- broken files

@@ -43,11 +43,22 @@ class InputError(ValueError):
 
 
 class UnknownModel(InputError):
-    """No preset matches the model the user named; ``suggestions`` are the closest preset ids."""
+    """No preset matches the model the user named; ``suggestions`` are the closest preset ids.
 
-    def __init__(self, query: Any, suggestions: List[str]):
+    When the name belongs to a known family and gives a size, ``substitute`` is the same-family preset the advisor
+    would use instead, ``differences`` how that stand-in may differ (codes of
+    :func:`substitute_differences`), ``family`` the family id and ``requested_size_b`` the size typed. The user
+    never gave "only a size" here: they named a model we do not know."""
+
+    def __init__(self, query: Any, suggestions: List[str], *, family: Optional[str] = None,
+                 substitute: Optional[str] = None, requested_size_b: Optional[float] = None,
+                 differences: Optional[List[str]] = None):
         self.query, self.suggestions = query, list(suggestions)
+        self.family, self.substitute, self.requested_size_b = family, substitute, requested_size_b
+        self.differences = list(differences or [])
         hint = f"; closest presets: {', '.join(self.suggestions)}" if self.suggestions else ""
+        if substitute:
+            hint += f"; same-family stand-in: {substitute} (may differ: {', '.join(self.differences)})"
         super().__init__("model", "unknown_model", f"unknown model {query!r}{hint}",
                          query=str(query), suggestions=", ".join(self.suggestions))
 
@@ -106,43 +117,59 @@ class GpuCard(_Strict):
 
 
 class ShapeExtras(_Strict):
+    """Legacy block of models.yml (before the architecture schema grew these fields); merged into ``arch``."""
+
     head_dim: Optional[int] = Field(None, gt=0)
     qkv_bias: bool = False
     norms_per_layer: int = Field(2, ge=0, le=8)
 
 
-class ArchShape(_Strict):
-    layers: int
-    hidden: int
-    heads: int
-    kv_heads: int
-    intermediate: int
-    vocab: int
-    tied_embeddings: bool
-    mlp: Literal["swiglu", "gelu"]
-
-
 class ModelEntry(_Strict):
     id: str = Field(..., regex=r"^[a-z0-9][a-z0-9.-]*$")
     display: str
+    family: str = Field(..., regex=r"^[a-z0-9][a-z0-9.-]*$")
     size_b: float = Field(..., gt=0, le=5000)
     source: str
+    published_params: int = Field(..., gt=0)
+    published_source: str
+    published_includes_vision: bool = False
     aliases: List[str] = []
-    arch: ArchShape
-    shape: ShapeExtras = ShapeExtras()
+    arch: Dict[str, Any]
+    shape: Optional[ShapeExtras] = None
     params: Optional[int] = None
+    notes: Optional[str] = None
 
     @root_validator(skip_on_failure=True)
-    def _params_match_shapes(cls, values):
-        computed = count_params(values["arch"], values["shape"])
+    def _arch_valid(cls, values):
+        fields = dict(values["arch"])
+        if values.get("shape") is not None:
+            fields.update(values["shape"].dict())
+        if "name" in fields or "params" in fields:
+            raise ValueError("arch: name and params are not arch fields (params is computed from the shapes)")
+        try:
+            arch = ModelArch(name=values["display"], **fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"] if p != "__root__")
+            raise ValueError(f"arch{'.' + loc if loc else ''}: {first['msg']}") from None
+        except TypeError as exc:
+            raise ValueError(f"arch: {exc}") from None
         stated = values.get("params")
-        if stated is not None and stated != computed:
-            raise ValueError(f"params {stated} does not match {computed} computed from the shapes")
+        if stated is not None and stated != arch.params:
+            raise ValueError(f"params {stated} does not match {arch.params} computed from the shapes")
+        values["arch"] = fields
         return values
+
+
+class FamilyEntry(_Strict):
+    display: str
+    # Words that name the family as people type them (Latin and Persian script); matched after tokenising.
+    words: List[str] = Field(..., min_items=1)
 
 
 class ModelsFile(_Strict):
     representative_by_size: Dict[float, str]
+    families: Dict[str, FamilyEntry]
     models: List[ModelEntry]
 
     @root_validator(skip_on_failure=True)
@@ -154,6 +181,9 @@ class ModelsFile(_Strict):
         unknown = sorted(set(values["representative_by_size"].values()) - set(ids))
         if unknown:
             raise ValueError(f"representative_by_size names unknown presets: {unknown}")
+        families = sorted({m.family for m in values["models"]} - set(values["families"]))
+        if families:
+            raise ValueError(f"models name families missing under families: {families}")
         return values
 
 
@@ -220,23 +250,33 @@ class TextsFile(_Strict):
 class ModelPreset(_Strict):
     id: str
     display: str
+    family: str
     size_b: float
     source: str
+    published_params: int
+    published_source: str
+    published_includes_vision: bool = False
     aliases: List[str]
     arch: ModelArch
-    shape: ShapeExtras
 
 
 class ResolvedModel(_Strict):
+    """The preset a query resolved to. ``by_size``: the user gave only a size. ``unrecognised``: the user named a
+    model no preset matches and ``preset`` is a same-family stand-in (only with ``allow_substitute=True``);
+    ``differences`` then lists how the stand-in may differ (codes, see :func:`substitute_differences`)."""
+
     preset: ModelPreset
     by_size: bool
     requested_size_b: Optional[float] = None
+    unrecognised: Optional[str] = None
+    differences: List[str] = []
 
 
 class Knowledge(_Strict):
     gpus: List[GpuCard]
     models: List[ModelPreset]
     representative_by_size: Dict[float, str]
+    families: Dict[str, FamilyEntry] = {}
     pricing: Pricing
     faq: Dict[str, FaqTopic]
     texts: Dict[str, Text]
@@ -263,17 +303,11 @@ class Knowledge(_Strict):
 # ---------------------------------------------------------------------------------------------- loading
 
 
-def count_params(arch: ArchShape, shape: ShapeExtras) -> int:
-    """Exact parameter count of a decoder-only transformer from its config.json shapes."""
-    head_dim = shape.head_dim or arch.hidden // arch.heads
-    q_width, kv_width = arch.heads * head_dim, arch.kv_heads * head_dim
-    attention = arch.hidden * q_width * 2 + arch.hidden * kv_width * 2  # q, o + k, v
-    if shape.qkv_bias:
-        attention += q_width + 2 * kv_width
-    mlp = (3 if arch.mlp == "swiglu" else 2) * arch.hidden * arch.intermediate
-    per_layer = attention + mlp + shape.norms_per_layer * arch.hidden
-    embeddings = arch.vocab * arch.hidden * (1 if arch.tied_embeddings else 2)
-    return embeddings + arch.layers * per_layer + arch.hidden  # + final norm
+def count_params(arch) -> int:
+    """Exact parameter count of a language model from its shapes (a ModelArch, or anything with its fields)."""
+    from bot.advisor.architecture import count_params as _count
+
+    return _count(arch)
 
 
 def _read_yaml(path: Path) -> Any:
@@ -307,9 +341,12 @@ def _display(path: Path) -> str:
 def _build_presets(models_file: ModelsFile) -> List[ModelPreset]:
     presets = []
     for entry in models_file.models:
-        arch = ModelArch(name=entry.display, params=count_params(entry.arch, entry.shape), **entry.arch.dict())
-        presets.append(ModelPreset(id=entry.id, display=entry.display, size_b=entry.size_b, source=entry.source,
-                                   aliases=entry.aliases, arch=arch, shape=entry.shape))
+        arch = ModelArch(name=entry.display, **entry.arch)
+        presets.append(ModelPreset(id=entry.id, display=entry.display, family=entry.family, size_b=entry.size_b,
+                                   source=entry.source, published_params=entry.published_params,
+                                   published_source=entry.published_source,
+                                   published_includes_vision=entry.published_includes_vision,
+                                   aliases=entry.aliases, arch=arch))
     return presets
 
 
@@ -335,7 +372,7 @@ def _load(root: Path) -> Knowledge:
             raise KnowledgeError(_display(root / "gpus.yml"), f"gpus.{index}.perf_class",
                                  f"unknown class {card.perf_class!r}; known: {sorted(known_classes)}")
     return Knowledge(gpus=gpus.gpus, models=presets, representative_by_size=models.representative_by_size,
-                     pricing=pricing, faq=faq, texts=texts)
+                     families=models.families, pricing=pricing, faq=faq, texts=texts)
 
 
 def _known_perf_classes():
@@ -354,33 +391,77 @@ def load_knowledge(root: Union[str, Path, None] = None) -> Knowledge:
 # ---------------------------------------------------------------------------------------------- model lookup
 
 # Words that do not change which architecture is meant ("Llama-3.1-8B-Instruct" is the 8B shape).
-_NOISE = {"instruct", "chat", "hf", "it", "base", "model", "meta", "v", "the", "pretrained", "sft"}
-_TOKEN = re.compile(r"\d+(?:\.\d+)?[bmk]?|[a-z]+")
+_NOISE = {"instruct", "chat", "hf", "it", "base", "model", "meta", "v", "the", "pretrained", "sft", "pt", "bf16",
+          "fp16", "unsloth", "bnb", "gguf", "awq", "gptq", "hub", "huggingface", "google", "microsoft", "mistralai",
+          "meta-llama", "deepseek-ai", "openai-community", "qwen-team",
+          # Persian object markers written onto or after a name ("Qwen3رو", "گما ۳ را")
+          "رو", "را", "مدل"}
+# Turkish case and derivation suffixes written after a size with a space or an apostrophe ("14b yi", "8B'lik"):
+# they never start a model name, so "14b yi" is a 14B size and never the model Yi.
+_TR_SUFFIXES = {"yi", "yı", "yu", "yü", "i", "ı", "u", "ü", "e", "a", "ye", "ya", "de", "da", "te", "ta", "le", "la",
+                "ile", "nin", "nın", "in", "ın", "den", "dan", "ten", "tan", "lik", "lık", "luk", "lük", "lık"}
+_TOKEN = re.compile(r"\d+(?:\.\d+)?x\d+(?:\.\d+)?b|\d+(?:\.\d+)?[bmk]?|[^\W\d_]+")
+_APOSTROPHE_SUFFIX = re.compile(r"(?<=[\w.])['’`][^\W\d_]+")
+_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
+_BILLION_WORDS = {"b", "بی", "میلیارد", "milyar", "billion"}
+_SIZE = re.compile(r"\d+(?:\.\d+)?b")
+_FAMILY_WORDS: Dict[int, Tuple["Knowledge", Dict[str, str]]] = {}
 
 
-def _tokens(text: str) -> Tuple[str, ...]:
-    raw = _TOKEN.findall(text.lower().replace("_", " "))
+def _family_words(kb: Optional["Knowledge"]) -> Dict[str, str]:
+    """Persian-script (and other) family words -> the Latin family word used in preset names."""
+    if kb is None:
+        return {}
+    cached = _FAMILY_WORDS.get(id(kb))
+    if cached is not None and cached[0] is kb:
+        return cached[1]
+    mapping: Dict[str, str] = {}
+    for family in kb.families.values():
+        words = [w.replace("\u200c", "").lower() for w in family.words]
+        latin = next((w for w in words if w.isascii()), words[0])
+        for word in words:
+            if not word.isascii():
+                mapping[word] = latin
+    _FAMILY_WORDS[id(kb)] = (kb, mapping)
+    return mapping
+
+
+def _tokens(text: str, kb: Optional["Knowledge"] = None) -> Tuple[str, ...]:
+    text = text.translate(_DIGITS).replace("\u200c", "").replace("٫", ".").lower()
+    text = _APOSTROPHE_SUFFIX.sub("", text)
+    text = re.sub(r"(?<=\d),(?=\d\b)", ".", text)            # "qwen 3,5" -> 3.5 (a decimal comma)
+    text = re.sub(r"(\d)\s*x\s*(\d)", r"\1x\2", text)          # "8 x 7b" -> "8x7b"
+    raw = _TOKEN.findall(text.replace("_", " "))
+    synonyms = _family_words(kb)
     tokens: List[str] = []
     skip_version = False
     for tok in raw:
+        tok = synonyms.get(tok, tok)
         if skip_version and re.fullmatch(r"\d+(?:\.\d+)?", tok):
             skip_version = False  # "v0.1" -> drop the version number
             continue
         skip_version = tok == "v"
         if tok in _NOISE or re.fullmatch(r"\d+k", tok):  # "4k" is a context length, not a size
             continue
-        if tok == "b" and tokens and re.fullmatch(r"\d+(?:\.\d+)?", tokens[-1]):
-            tokens[-1] += "b"  # "8 b" -> "8b"
+        if re.fullmatch(r"2[3-7](0[1-9]|1[0-2])", tok):  # release dates as YYMM: "-2503", "-2507"
             continue
+        if tok in _BILLION_WORDS and tokens and re.fullmatch(r"\d+(?:\.\d+)?", tokens[-1]):
+            tokens[-1] += "b"  # "8 b", "۸ بی" -> "8b"
+            continue
+        if tokens and _SIZE.fullmatch(tokens[-1]) and tok in _TR_SUFFIXES:
+            continue  # "14b yi", "8B'lik"
         if tok.endswith("m") and tok[:-1].replace(".", "").isdigit():
             tok = f"{float(tok[:-1]) / 1000:g}b"  # "500m" -> "0.5b"
+        if tokens and tokens[-1] in ("a", "e") and _SIZE.fullmatch(tok):
+            tokens[-1] += tok  # "A3B" (active parameters) is a name part, not the model's size
+            continue
         tokens.append(tok)
     return tuple(tokens)
 
 
 def _size_token(tokens: Tuple[str, ...]) -> Optional[float]:
     for tok in tokens:
-        if tok.endswith("b"):
+        if _SIZE.fullmatch(tok):
             return float(tok[:-1])
     return None
 
@@ -395,7 +476,7 @@ def _alias_index(kb: "Knowledge") -> Dict[Tuple[str, ...], str]:
     index: Dict[Tuple[str, ...], str] = {}
     for preset in kb.models:
         for name in [preset.id, preset.display, *preset.aliases]:
-            index.setdefault(_tokens(name), preset.id)
+            index.setdefault(_tokens(name, kb), preset.id)
     _ALIAS_INDEXES[id(kb)] = (kb, index)
     return index
 
@@ -408,19 +489,70 @@ def _by_size(size_b: float, kb: Knowledge) -> ResolvedModel:
                          requested_size_b=float(size_b))
 
 
-def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None) -> ResolvedModel:
+def family_of(tokens: Tuple[str, ...], kb: Knowledge) -> Optional[str]:
+    """The family a tokenised name belongs to (its first word that names a family), or None."""
+    words = {}
+    for fid, family in kb.families.items():
+        for word in family.words:
+            words[_tokens(word, kb)[0] if _tokens(word, kb) else word] = fid
+    for tok in tokens:
+        if tok in words:
+            return words[tok]
+    return None
+
+
+def substitute_differences(preset: ModelPreset, kb: Knowledge) -> List[str]:
+    """How an unrecognised model of ``preset``'s family may differ from the stand-in, as codes:
+
+    version     a different release of the family (shapes may differ)
+    vocab       the family's releases use different vocabularies (logits memory differs)
+    moe         the family has Mixture-of-Experts releases (memory and speed differ a lot)
+    attention   the family has releases with sliding-window or linear-attention layers
+    """
+    members = [p for p in kb.models if p.family == preset.family]
+    codes = ["version"]
+    if len({p.arch.vocab for p in members}) > 1:
+        codes.append("vocab")
+    if any(p.arch.moe for p in members):
+        codes.append("moe")
+    if len({p.arch.layer_pattern for p in members}) > 1:
+        codes.append("attention")
+    return codes
+
+
+def _substitute(tokens: Tuple[str, ...], kb: Knowledge) -> Tuple[Optional[str], Optional[str], Optional[float]]:
+    """(family, stand-in preset id, size) for a name that matched no preset: the newest dense preset of the same
+    family nearest in size (a MoE stand-in only when the family has nothing else)."""
+    family = family_of(tokens, kb)
+    size = _size_token(tokens)
+    if family is None:
+        return None, None, size
+    members = [p for p in kb.models if p.family == family]
+    dense = [p for p in members if p.arch.moe is None] or members
+    if size is None:
+        return family, None, None
+    order = {p.id: i for i, p in enumerate(kb.models)}
+    best = min(dense, key=lambda p: (round(abs(math.log(p.size_b / size)), 3), -order[p.id]))
+    return family, best.id, size
+
+
+def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None, *,
+                  allow_substitute: bool = False) -> ResolvedModel:
     """Find the preset a user means: a preset id, a name or alias as people type it, or a bare size in billions.
 
-    A bare size maps to the representative preset of the nearest listed size (``by_size=True``). Anything that
-    matches no preset, or several presets equally well, raises :class:`UnknownModel` with the closest presets.
+    A bare size maps to the representative preset of the nearest listed size (``by_size=True``). A name that
+    matches no preset raises :class:`UnknownModel`; when it names a known family and a size, the error carries the
+    same-family stand-in (``substitute``) and how it may differ (``differences``), and with
+    ``allow_substitute=True`` that stand-in is returned instead (``unrecognised`` = the name, ``by_size=False``:
+    the user did give a name). A name matching several presets equally well raises with the candidates.
     """
     kb = kb or load_knowledge()
     if isinstance(query, bool):
         raise UnknownModel(query, [])
     if isinstance(query, (int, float)):
         return _by_size(float(query), kb)
-    text = str(query).strip()
-    tokens = _tokens(text)
+    text = str(query).strip()[:200]
+    tokens = _tokens(text, kb)
     if not tokens:
         raise UnknownModel(query, _closest(text, kb))
     if len(tokens) == 1 and re.fullmatch(r"\d+(?:\.\d+)?b?", tokens[0]):
@@ -441,15 +573,25 @@ def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None)
         representative = kb.representative_by_size.get(size)
         if representative in candidates:
             return ResolvedModel(preset=kb.model(representative), by_size=False)
-    raise UnknownModel(query, candidates[:5] or _closest(text, kb))
+        same_size = [pid for pid in candidates if kb.model(pid).size_b == size]
+        if len({kb.model(pid).arch.dict(exclude={"name"}).__repr__() for pid in same_size}) == 1:
+            return ResolvedModel(preset=kb.model(same_size[0]), by_size=False)  # same shape under two names
+    family, substitute, requested = (None, None, None) if candidates else _substitute(tokens, kb)
+    if substitute is not None and allow_substitute:
+        preset = kb.model(substitute)
+        return ResolvedModel(preset=preset, by_size=False, requested_size_b=requested, unrecognised=text,
+                             differences=substitute_differences(preset, kb))
+    raise UnknownModel(query, candidates[:5] or _closest(text, kb), family=family, substitute=substitute,
+                       requested_size_b=requested,
+                       differences=substitute_differences(kb.model(substitute), kb) if substitute else [])
 
 
 def _closest(text: str, kb: Knowledge, limit: int = 3) -> List[str]:
-    key = " ".join(_tokens(text)) or text.lower()
+    key = " ".join(_tokens(text, kb)) or text.lower()
     names = {}
     for preset in kb.models:
         for name in [preset.id, preset.display, *preset.aliases]:
-            names.setdefault(" ".join(_tokens(name)), preset.id)
+            names.setdefault(" ".join(_tokens(name, kb)), preset.id)
     suggestions: List[str] = []
     for match in difflib.get_close_matches(key, list(names), n=20, cutoff=0.4):
         if names[match] not in suggestions:
