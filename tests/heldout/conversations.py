@@ -1,0 +1,295 @@
+"""The held-out conversation set: loading, validation and the behaviour checks of one turn.
+
+The conversations (tests/heldout/{fa,tr}.yml) are written from how customers type (typos, no diacritics, Arabic
+keyboard, colloquial and formal, several values per message, changes of mind, interruptions) and are never used in
+training (tests/test_heldout_set.py checks that no user message appears in data/nlu). Each turn carries expectations
+about behaviour, written from what a senior support engineer would answer, never the bot's exact wording:
+
+    lang          reply language from this turn on (fa | tr); default: the conversation's language
+    estimate      true: a GB figure and a catalogue card name appear; false: no estimate in this turn
+    model         display name that must appear (compared without case, spaces and hyphens: "Qwen3-8B" = "Qwen3 8B")
+    kept          slot values the tracker must hold after the turn ({method: qlora, seq_len: 4096, ...}); a kept
+                  value counts as given: from then on the bot must never ask for it again
+    asks          the form slot the bot asks for now (model | method | seq_len | budget)
+    mentions      fragments that must all appear (case-insensitive)
+    mentions_any  fragments of which at least one must appear (case-insensitive)
+    not_mentions  fragments that must not appear (case-insensitive)
+    handoff       true: the handoff form is running or a ticket was opened; false: neither happened
+    ticket        true: a ticket number was given (slot ticket_id set)
+    offers_human  true: a person or a quote is offered (button, pending offer) or the handoff started
+    fallback      true: the "did not understand" fallback is right here (keyboard mash); default: no fallback
+
+Always checked: the reply is in the current language, no bot message repeats one of the previous turn word for
+word, no value already given is asked for again, and (unless `fallback: true`) no fallback.
+"""
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import yaml
+
+HELDOUT_DIR = Path(__file__).resolve().parent
+LANGUAGES = ("fa", "tr")
+MIN_CONVERSATIONS_PER_LANGUAGE = 120
+
+CATEGORIES = OrderedDict([
+    ("one_message", "the whole job in one message (typos, no diacritics, Arabic keyboard, formal or colloquial)"),
+    ("across_turns", "values given one or several at a time across turns; none asked twice"),
+    ("suffixes", "Turkish case suffixes with/without apostrophe, Persian attached particles, number words"),
+    ("change_of_mind", "a value changed after an estimate or inside the form"),
+    ("interruption", "FAQ, thanks or greeting in the middle of the form; the form resumes with the values"),
+    ("faq_with_values", "a question an FAQ answers that also carries job values"),
+    ("hourly_cap", "an hourly price limit, with or without KDV"),
+    ("no_budget_limit", "the many ways of saying there is no budget limit"),
+    ("comparison", "LoRA or QLoRA, 8B or 14B, H100 or A100 for the current job"),
+    ("own_card", "the customer's own card (RTX 3090/4090/5090, A6000, T4, ...)"),
+    ("new_models", "Qwen3, Gemma 3, gpt-oss, Llama 4, Mixtral, Phi-4, DeepSeek-R1 distills, by name"),
+    ("language_switch", "a request to switch language, or writing in the other language"),
+    ("complaint", "billing or service complaints: apologise and hand over"),
+    ("handoff", "asking for a person; contact details inside a sentence"),
+    ("capabilities", "what can you do"),
+    ("multi_gpu_order", "how to order a multi-GPU setup: the process first, then the offer"),
+    ("faq", "plain questions the FAQ answers, formal and colloquial"),
+    ("chitchat", "greetings, thanks, goodbye, are you a bot, keyboard mash"),
+    ("locale", "first message with no language signal: the channel's locale decides"),
+    ("dont_know", "'I don't know' inside the form"),
+])
+
+EXPECT_KEYS = {"lang", "estimate", "model", "kept", "asks", "mentions", "mentions_any", "not_mentions", "handoff",
+               "ticket", "offers_human", "fallback"}
+FORM_SLOTS = ("model", "method", "seq_len", "budget")
+# Which form question a kept value answers: once given, that question must never come again.
+SLOT_TO_QUESTION = {"model": "model", "model_id": "model", "model_size_b": "model", "method": "method",
+                    "seq_len": "seq_len", "budget": "budget", "budget_usd": "budget", "budget_unlimited": "budget"}
+# An hourly cap is not a total budget: the bot may still ask for one, to compute time and cost (fa review §3.4).
+
+ARABIC_LETTER = re.compile(r"[\u0600-\u06FF\uFB50-\uFDFF\uFE70-\uFEFF]")
+TURKISH_LETTER = re.compile(r"[çğıöşüÇĞİÖŞÜ]")
+GB_FIGURE = re.compile(r"\d+(?:[.,٫]\d+)?\s*GB")
+FALLBACK_ACTIONS = {"action_default_fallback", "utter_default", "utter_ask_rephrase", "action_default_ask_affirmation"}
+
+
+@dataclass
+class Turn:
+    user: str
+    expect: Dict[str, Any] = field(default_factory=dict)
+    intent: Optional[str] = None
+
+
+@dataclass
+class HeldoutConversation:
+    id: str
+    lang: str
+    category: str
+    turns: List[Turn]
+    locale: Optional[str] = None
+    note: str = ""
+
+
+def _fail(where: str, problem: str) -> None:
+    raise ValueError(f"{where}: {problem}")
+
+
+def _parse_conversation(raw: dict, lang: str, source: str) -> HeldoutConversation:
+    where = f"{source}:{raw.get('id', '?')}"
+    if not isinstance(raw.get("id"), str):
+        _fail(where, "every conversation needs an id")
+    if raw.get("category") not in CATEGORIES:
+        _fail(where, f"unknown category {raw.get('category')!r}")
+    unknown = set(raw) - {"id", "category", "turns", "locale", "note"}
+    if unknown:
+        _fail(where, f"unknown keys {sorted(unknown)}")
+    turns = []
+    for number, item in enumerate(raw.get("turns") or [], 1):
+        if not isinstance(item, dict) or not isinstance(item.get("user"), str) or not item["user"].strip():
+            _fail(where, f"turn {number} needs a non-empty user message")
+        expect = item.get("expect") or {}
+        bad = set(expect) - EXPECT_KEYS
+        if bad:
+            _fail(where, f"turn {number}: unknown expectations {sorted(bad)}")
+        if set(item) - {"user", "expect", "intent"}:
+            _fail(where, f"turn {number}: unknown keys {sorted(set(item) - {'user', 'expect', 'intent'})}")
+        if expect.get("lang", lang) not in LANGUAGES:
+            _fail(where, f"turn {number}: lang must be fa or tr")
+        if "asks" in expect and expect["asks"] not in FORM_SLOTS:
+            _fail(where, f"turn {number}: asks must be one of {FORM_SLOTS}")
+        for key in ("mentions", "mentions_any", "not_mentions"):
+            if key in expect and not (isinstance(expect[key], list) and all(isinstance(x, str) for x in expect[key])):
+                _fail(where, f"turn {number}: {key} must be a list of strings")
+        for slot in expect.get("kept") or {}:
+            if slot not in SLOT_TO_QUESTION and slot not in {"hourly_cap", "gpus", "examples", "avg_tokens", "epochs",
+                                                             "total_tokens", "hourly_cap_vat", "budget_period",
+                                                             "own_gpu", "language"}:
+                _fail(where, f"turn {number}: unknown kept slot {slot!r}")
+        turns.append(Turn(user=item["user"], expect=expect, intent=item.get("intent")))
+    if not turns:
+        _fail(where, "a conversation needs at least one turn")
+    if not turns[0].intent:
+        _fail(where, "the first turn needs an intent label (for the intent bench)")
+    return HeldoutConversation(id=raw["id"], lang=lang, category=raw["category"], turns=turns,
+                               locale=raw.get("locale"), note=raw.get("note", ""))
+
+
+def load_conversations(lang: str) -> List[HeldoutConversation]:
+    path = HELDOUT_DIR / f"{lang}.yml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if data.get("language") != lang:
+        _fail(str(path), f"language must be {lang}")
+    conversations = [_parse_conversation(raw, lang, path.name) for raw in data.get("conversations") or []]
+    ids = [c.id for c in conversations]
+    duplicates = {i for i in ids if ids.count(i) > 1}
+    if duplicates:
+        _fail(str(path), f"duplicate ids {sorted(duplicates)}")
+    return conversations
+
+
+def load_all() -> List[HeldoutConversation]:
+    return [c for lang in LANGUAGES for c in load_conversations(lang)]
+
+
+# ---- checks of one turn ---------------------------------------------------------------------------------------
+
+def reply_texts(replies: Sequence[dict]) -> List[str]:
+    return [r["text"].strip() for r in replies if isinstance(r.get("text"), str) and r["text"].strip()]
+
+
+def reply_payloads(replies: Sequence[dict]) -> List[str]:
+    return [str(b.get("payload", "")) for r in replies for b in r.get("buttons") or []]
+
+
+def _letters(text: str) -> List[str]:
+    return [ch for ch in text if ch.isalpha()]
+
+
+def _is_persian(text: str) -> bool:
+    chars = _letters(text)
+    if not chars:
+        return True  # a bare number or symbol carries no language
+    return sum(bool(ARABIC_LETTER.match(c)) for c in chars) / len(chars) > 0.5
+
+
+def language_problem(texts: Sequence[str], lang: str) -> Optional[str]:
+    if not texts:
+        return "the bot sent no text"
+    if lang == "fa":
+        for text in texts:
+            if not _is_persian(text):
+                return f"reply is not Persian: {text[:120]!r}"
+        return None
+    for text in texts:
+        if ARABIC_LETTER.search(text):
+            return f"reply is not Turkish: {text[:120]!r}"
+    if not TURKISH_LETTER.search("\n".join(texts)):
+        return f"reply has no Turkish letter: {texts[0][:120]!r}"
+    return None
+
+
+def squash(text: str) -> str:
+    """Lower-case without spaces, hyphens, underscores and dots: "Qwen3-8B", "qwen3 8b" and "Qwen3 8B" compare equal."""
+    return re.sub(r"[\s\-_.\u200c]+", "", text.casefold())
+
+
+def _same_value(actual: Any, wanted: Any) -> bool:
+    if isinstance(wanted, bool) or wanted is None:
+        return actual is wanted or actual == wanted
+    if isinstance(wanted, (int, float)):
+        try:
+            return abs(float(actual) - float(wanted)) < 1e-6
+        except (TypeError, ValueError):
+            return False
+    return str(actual).casefold() == str(wanted).casefold()
+
+
+@dataclass
+class TurnResult:
+    problems: List[str]
+    requested_slot: Optional[str]
+
+
+def turn_events(events: Sequence[dict]) -> List[dict]:
+    """The tracker events since the last user message (that message included)."""
+    last_user = max((i for i, e in enumerate(events) if e.get("event") == "user"), default=0)
+    return list(events[last_user:])
+
+
+def check_turn(expect: Dict[str, Any], replies: Sequence[dict], previous_texts: Sequence[str],
+               tracker: dict, lang: str, given: set, card_names: Sequence[str]) -> List[str]:
+    """Every problem of one turn (an empty list is a pass). `given`: form questions already answered."""
+    problems: List[str] = []
+    texts = reply_texts(replies)
+    joined = "\n".join(texts)
+    folded = joined.casefold()
+    slots = tracker.get("slots") or {}
+    events = turn_events(tracker.get("events") or [])
+
+    problem = language_problem(texts, lang)
+    if problem:
+        problems.append(problem)
+
+    repeated = [t for t in texts if t in set(previous_texts)]
+    if repeated:
+        problems.append(f"repeats the previous turn's message: {repeated[0][:120]!r}")
+
+    requested = slots.get("requested_slot")
+    if requested in given:
+        problems.append(f"asks again for {requested}, which was already given")
+
+    fell_back = any(e.get("event") == "action" and e.get("name") in FALLBACK_ACTIONS for e in events) or any(
+        e.get("event") == "user" and (e.get("parse_data") or {}).get("intent", {}).get("name") == "nlu_fallback"
+        for e in events)
+    if expect.get("fallback"):
+        if not fell_back:
+            problems.append("expected the 'did not understand' answer")
+    elif fell_back:
+        problems.append("fell back ('did not understand')")
+
+    if "estimate" in expect:
+        has_card = any(name in joined for name in card_names)
+        has_estimate = bool(GB_FIGURE.search(joined)) and has_card
+        if expect["estimate"] and not has_estimate:
+            problems.append("no estimate (a GB figure and a card name)")
+        if expect["estimate"] is False and has_estimate:
+            problems.append("gave an estimate here")
+
+    if expect.get("model") and squash(expect["model"]) not in squash(joined):
+        problems.append(f"model {expect['model']!r} not named")
+
+    for slot, wanted in (expect.get("kept") or {}).items():
+        if not _same_value(slots.get(slot), wanted):
+            problems.append(f"slot {slot} is {slots.get(slot)!r}, expected {wanted!r}")
+
+    if expect.get("asks") and requested != expect["asks"]:
+        problems.append(f"expected the question for {expect['asks']}, the bot asks for {requested!r}")
+
+    for fragment in expect.get("mentions") or []:
+        if fragment.casefold() not in folded:
+            problems.append(f"{fragment!r} missing")
+    if expect.get("mentions_any") and not any(f.casefold() in folded for f in expect["mentions_any"]):
+        problems.append(f"none of {expect['mentions_any']} in the reply")
+    for fragment in expect.get("not_mentions") or []:
+        if fragment.casefold() in folded:
+            problems.append(f"{fragment!r} should not appear")
+
+    active_loop = (tracker.get("active_loop") or {}).get("name")
+    handoff_happened = active_loop == "handoff_form" or bool(slots.get("ticket_id"))
+    if expect.get("handoff") is True and not handoff_happened:
+        problems.append("no handoff started")
+    if expect.get("handoff") is False and handoff_happened:
+        problems.append("a handoff started that the customer did not ask for")
+    if expect.get("ticket") and not slots.get("ticket_id"):
+        problems.append("no ticket opened")
+    if expect.get("offers_human"):
+        offered = handoff_happened or bool(slots.get("pending_offer")) or any(
+            p.startswith(("/request_human", "/request_quote")) for p in reply_payloads(replies))
+        if not offered:
+            problems.append("no person or quote offered")
+    return problems
+
+
+def questions_answered(expect: Dict[str, Any]) -> set:
+    return {SLOT_TO_QUESTION[s] for s, v in (expect.get("kept") or {}).items()
+            if s in SLOT_TO_QUESTION and v not in (None, False)}

@@ -1,0 +1,95 @@
+"""The held-out conversation set is valid, large enough, covers every category in both languages, and stays out of
+the training data (a held-out message copied into data/nlu would make the measured pass rate meaningless)."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+import yaml
+
+from bot.text.normalize import normalize
+from tests.heldout.conversations import (CATEGORIES, LANGUAGES, MIN_CONVERSATIONS_PER_LANGUAGE, check_turn,
+                                         load_conversations)
+from tests.servers import ROOT
+
+
+def _comparable(text: str) -> str:
+    """Same message for a classifier: normalised letters and digits, lower case, no punctuation, single spaces."""
+    text = normalize(text).casefold().replace("\u200c", " ")
+    text = re.sub(r"[^\w\s]", " ", text)
+    return " ".join(text.split())
+
+
+def _training_messages() -> set:
+    messages = set()
+    for path in sorted((ROOT / "data" / "nlu").glob("*.yml")):
+        for block in yaml.safe_load(path.read_text(encoding="utf-8")).get("nlu") or []:
+            for line in (block.get("examples") or "").splitlines():
+                line = line.strip()
+                if line.startswith("- "):
+                    # Entity annotations [text](entity) count as their text.
+                    messages.add(_comparable(re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", line[2:])))
+    return messages
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_set_is_large_enough_and_covers_every_category(lang):
+    conversations = load_conversations(lang)
+    assert len(conversations) >= MIN_CONVERSATIONS_PER_LANGUAGE
+    per_category = Counter(c.category for c in conversations)
+    missing = [name for name in CATEGORIES if per_category[name] < 3]
+    assert not missing, f"{lang}: categories with fewer than 3 conversations: {missing}"
+
+
+def test_no_held_out_user_message_is_in_the_training_data():
+    training = _training_messages()
+    assert len(training) > 1000  # the NLU files were read
+    leaked = [(c.id, t.user) for lang in LANGUAGES for c in load_conversations(lang) for t in c.turns
+              if _comparable(t.user) in training]
+    assert not leaked, f"held-out messages found in data/nlu: {leaked}"
+
+
+def test_conversation_ids_are_unique_across_languages():
+    ids = [c.id for lang in LANGUAGES for c in load_conversations(lang)]
+    assert len(ids) == len(set(ids))
+
+
+# ---- the checks themselves can fail --------------------------------------------------------------------------
+
+CARDS = ["A40", "H100"]
+
+
+def _tracker(slots=None, events=None, loop=None):
+    return {"slots": slots or {}, "events": events or [{"event": "user", "parse_data": {"intent": {"name": "inform"}}}],
+            "active_loop": {"name": loop} if loop else {}}
+
+
+def test_checks_accept_a_good_turkish_estimate():
+    replies = [{"text": "Llama 3.1 8B, QLoRA için tahmin: yaklaşık 11,8 GB. Önerimiz A40; saatlik 0,74 dolar."}]
+    problems = check_turn({"estimate": True, "model": "llama-3.1 8b", "kept": {"method": "qlora"}}, replies, [],
+                          _tracker({"method": "qlora", "requested_slot": None}), "tr", set(), CARDS)
+    assert problems == []
+
+
+def test_checks_catch_wrong_language_repeats_re_asks_and_fallbacks():
+    question = {"text": "Hangi modele ince ayar yapmak istiyorsunuz?"}
+    events = [{"event": "user", "parse_data": {"intent": {"name": "nlu_fallback"}}},
+              {"event": "action", "name": "action_default_fallback"}]
+    problems = check_turn({}, [question], [question["text"]], _tracker({"requested_slot": "model"}, events), "tr",
+                          {"model"}, CARDS)
+    assert any("repeats" in p for p in problems)
+    assert any("asks again for model" in p for p in problems)
+    assert any("fell back" in p for p in problems)
+    persian = [{"text": "برآورد حافظه برای این مدل حدود 12 GB است."}]
+    assert any("not Turkish" in p for p in check_turn({}, persian, [], _tracker(), "tr", set(), CARDS))
+    assert any("not Persian" in p for p in check_turn({}, [question], [], _tracker(), "fa", set(), CARDS))
+
+
+def test_checks_catch_a_missing_estimate_handoff_and_ticket():
+    replies = [{"text": "Üzgünüm, bu konuda yardımcı olamıyorum. Başka bir sorunuz var mı?"}]
+    problems = check_turn({"estimate": True, "handoff": True, "ticket": True, "offers_human": True,
+                           "mentions_any": ["özür"]}, replies, [], _tracker(), "tr", set(), CARDS)
+    assert {"no estimate (a GB figure and a card name)", "no handoff started", "no ticket opened",
+            "no person or quote offered"} <= set(problems)
+    assert any("none of" in p for p in problems)
