@@ -184,3 +184,57 @@ def test_non_text_input(kb):
     assert parse_values(None, kb=kb) == ParsedValues()
     assert parse_values(4096, kb=kb).seq_len == 4096
     assert parse_values(8, kb=kb, expected="model").model_size_b == 8.0
+
+
+# ---------------------------------------------------------------------------------------------- issue 9 / 13 (H2)
+
+
+@pytest.mark.parametrize("digits", [25, 400, 5000])
+@pytest.mark.parametrize("expected", [None, "seq_len", "budget_usd", "model_size_b", "examples", "gpus", "epochs"])
+def test_a_number_of_any_length_is_unclear_never_an_error(kb, digits, expected):
+    number = "7" * digits
+    for text in (number, f"{number} token", f"{number} dolar", f"{number}b", f"بودجه {number} دلار",
+                 f"saatte en fazla {number} dolar", f"{number} örnek", f"۱{'۲' * digits}"):
+        parsed = parse_values(text, kb=kb, expected=expected)
+        assert all(value is None for key, value in parsed.dict().items() if key != "ambiguous"), text
+        assert len(parsed.ambiguous) == 1 and len(parsed.ambiguous[0]) <= 12, text
+
+
+@pytest.mark.parametrize("suffix", ["yi", "yı", "'yi", "'yı", "yu", "'u", "ye", "'e", "nin", "'nın", "i", "'i"])
+def test_a_turkish_suffix_after_a_size_is_never_the_model_yi(kb, suffix):
+    for size in sorted({p.size_b for p in kb.models if p.id != "yi-34b"}):
+        glue = "" if suffix.startswith("'") else " "
+        parsed = parse_values(f"{size:g}b{glue}{suffix} qlora ile eğitmek istiyorum", kb=kb)
+        assert parsed.model_id != "yi-34b", (size, suffix)
+        assert parsed.model_size_b == size and parsed.method == "qlora", (size, suffix)
+
+
+def test_a_suffix_glued_to_a_family_name_keeps_the_family(kb):
+    assert parse_values("llamayı 70b olarak", kb=kb).model_id == "llama-3.1-70b"
+    assert parse_values("qwenı 14b ile", kb=kb).model_id == "qwen2.5-14b"
+    assert parse_values("لامارو ۷۰ میلیاردی", kb=kb).model_id == "llama-3.1-70b"
+    assert parse_values("کوئنو ۱۴ بی", kb=kb).model_id == "qwen2.5-14b"
+    # a suffix word in front of digits glued to it is a name: "a100", not the accusative "a"
+    assert parse_values("llama 8b a100 ile", kb=kb).model_id == "llama-3.1-8b"
+
+
+def test_an_hourly_price_is_a_cap_not_a_budget(kb):
+    parsed = parse_values("bütçemiz 300 dolar ama saatte en fazla 2 dolar", kb=kb)
+    assert parsed.budget_usd == 300.0 and parsed.hourly_cap == 2.0 and parsed.hourly_cap_vat is None
+    parsed = parse_values("با ۱۰۰ دلار چند ساعت میشه آموزش داد؟", kb=kb)  # hours a budget buys: no cap
+    assert parsed.budget_usd == 100.0 and parsed.hourly_cap is None
+
+
+def test_an_unknown_name_is_kept_and_never_becomes_a_known_preset(kb):
+    for text in ("qwen9 8b lora", "llama 4.5 70b", "olmo 7b", "smollm2 1.7b ile"):
+        parsed = parse_values(text, kb=kb)
+        assert parsed.model_id is None and parsed.model_query, text
+
+
+def test_substitute_model_prefers_the_same_family_and_says_so(kb):
+    from bot.text.parse import substitute_model
+
+    preset_id, same_family = substitute_model("qwen", 14.0, kb)
+    assert same_family and kb.model(preset_id).size_b == 14.0 and preset_id.startswith("qwen")
+    preset_id, same_family = substitute_model("olmo", 7.0, kb)
+    assert not same_family and kb.model(preset_id).size_b == 7.0

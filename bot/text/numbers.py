@@ -177,6 +177,15 @@ class Lexicon:
     unlimited: PhraseTable
     unlimited_answers: PhraseTable
     hourly: PhraseTable
+    hourly_reach_words: PhraseTable
+    vat: PhraseTable  # labels: included, excluded
+    budget_period: PhraseTable  # labels: month, run, total
+    name_suffixes: set
+    separate_name_suffixes: set
+    compare_or: set
+    compare_and: set
+    compare_words: PhraseTable
+    own_card_words: PhraseTable
     model_families: Dict[str, str]
     gpu_names: PhraseTable
     rewrites: List[Tuple[Phrase, str]]
@@ -236,6 +245,15 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         unlimited=_table({"unlimited": data["budget_unlimited"]}),
         unlimited_answers=_table({"unlimited": data["budget_unlimited_answers"]}),
         hourly=_table({"hourly": data["hourly_markers"]}),
+        hourly_reach_words=_table({"reach": data["hourly_reach_words"]}),
+        vat=_table({"included": data["vat_included"], "excluded": data["vat_excluded"]}),
+        budget_period=_table(data["budget_period"]),
+        name_suffixes={_folded_word(w) for lang in data["name_suffixes"].values() for w in lang},
+        separate_name_suffixes={_folded_word(w) for w in data["separate_name_suffixes"]},
+        compare_or={_folded_word(w) for w in data["compare_or"]},
+        compare_and={_folded_word(w) for w in data["compare_and"]},
+        compare_words=_table({"compare": data["compare_words"]}),
+        own_card_words=_table({"own": data["own_card_words"]}),
         model_families={_folded_word(k): _folded_word(v) for k, v in data["model_families"].items()},
         gpu_names=_table({"gpu": data["gpu_names"]}),
         rewrites=rewrites,

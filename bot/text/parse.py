@@ -35,7 +35,7 @@ from typing import Dict, List, Literal, Optional, Tuple
 from pydantic import BaseModel
 
 from bot.text.normalize import fold
-from bot.text.numbers import Lexicon, Token, apply_rewrites, load_lexicon, parse_number, tokenize
+from bot.text.numbers import Lexicon, PhraseTable, Token, apply_rewrites, load_lexicon, parse_number, tokenize
 
 MAX_SEQ_LEN = 1_000_000  # bot.advisor.schema.TrainingPlan.seq_len bound
 MIN_SEQ_LEN = 16
@@ -51,6 +51,17 @@ RANGE_DASHES = {"-", "–", "—", "~", "/"}
 # After a family word a bare number below this is a version ("llama 3", "qwen 2.5", "gemma 2", "phi 3"), from it
 # on a size ("llama 8", "qwen 14"): no family in knowledge/models.yml has a version of 5 or more.
 MIN_BARE_FAMILY_SIZE_B = 5
+
+# Above this no value of the form means anything (total tokens stop well below 10^15); larger numbers, of any
+# length, are reported as unclear (shortened) instead of being computed with.
+MAX_READABLE_NUMBER = 1e15
+SHORT_NUMBER_DIGITS = 12
+
+
+def _short_number(raw: str) -> str:
+    """A number as typed, shortened when it is very long, so a reply quoting it stays readable."""
+    return raw if len(raw) <= SHORT_NUMBER_DIGITS else f"{raw[:6]}…{raw[-3:]}"
+
 
 SLOT_ALIASES = {
     "model": "model_size_b", "model_id": "model_size_b", "size": "model_size_b", "model_size": "model_size_b",
@@ -73,6 +84,21 @@ class ParsedValues(BaseModel):
     total_tokens: Optional[int] = None
     epochs: Optional[float] = None
     gpus: Optional[int] = None
+    # A cap on the hourly price in USD ("saatte en fazla 2 dolar", "ساعتی حداکثر ۲ دلار"), and whether the customer
+    # said it includes KDV/VAT (True), excludes it (False) or did not say (None: the answer assumes without VAT).
+    hourly_cap: Optional[float] = None
+    hourly_cap_vat: Optional[bool] = None
+    budget_period: Optional[Literal["total", "month", "run"]] = None
+    own_gpu: Optional[str] = None  # id of a card in knowledge/own_gpus.yml the customer says they have
+    compare: Optional[Dict[str, object]] = None  # {"kind": "method"|"model"|"gpu", "options": [a, b]}
+    # A pasted Hugging Face config.json read by bot.advisor.hf_config.read_hf_config (ModelArch as a dict).
+    custom_arch: Optional[Dict[str, object]] = None
+    custom_arch_label: Optional[str] = None
+    config_error: Optional[str] = None  # a pasted config that could not be read: the missing key (or "json")
+    # A model name we do not know, as typed ("qwen4 8b", "olmo 7b"), and its family word when it has a known one:
+    # never replaced silently by a preset (see bot.text.parse.substitute_model).
+    model_query: Optional[str] = None
+    model_family: Optional[str] = None
     ambiguous: List[str] = []
 
     def found(self) -> Dict[str, object]:
@@ -109,6 +135,185 @@ def _model_index(kb) -> Tuple[List[_ModelName], Dict[str, float], Dict[float, st
     representative = {float(k): v for k, v in getattr(kb, "representative_by_size", {}).items()}
     _MODEL_INDEXES[id(kb)] = (kb, names, sizes, representative)
     return names, sizes, representative
+
+
+_NAME_WORDS: Dict[int, Tuple[object, frozenset]] = {}
+
+
+def _name_words(kb) -> frozenset:
+    """Letter-only words of the preset names ("llama", "qwen", "scout", "mixtral"): a case ending glued to one of
+    them ("llamayı", "scoutu") is dropped before names are matched."""
+    if kb is None:
+        return frozenset()
+    cached = _NAME_WORDS.get(id(kb))
+    if cached is not None and cached[0] is kb:
+        return cached[1]
+    words = set()
+    for preset in kb.models:
+        for name in [preset.id, preset.display, *preset.aliases]:
+            words.update(t.text for t in tokenize(fold(name)) if t.text.isalpha() and len(t.text) >= 3)
+    _NAME_WORDS[id(kb)] = (kb, frozenset(words))
+    return _NAME_WORDS[id(kb)][1]
+
+
+_SIZE_LETTERS = ("b", "m")
+
+
+def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: frozenset) -> List[Token]:
+    """Drop the case endings and particles written after a model name, a size or a number (knowledge/lexicon.yml
+    name_suffixes): "8byi" -> "8 b", "14b yi" -> "14 b", "qwen3ü" -> "qwen 3", "llamayı" -> "llama",
+    "لامارو" -> "لاما". A suffix word before digits glued to it ("a100") is a name, not a suffix."""
+    families = lexicon.model_families
+    stems = set(name_words) | set(families)
+    out: List[Token] = []
+    for index, token in enumerate(tokens):
+        text = token.text
+        previous = out[-1] if out else None
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        starts_identifier = following is not None and following.glued and following.is_number
+        if previous is not None and not token.is_number and not starts_identifier:
+            if token.glued and previous.is_number:
+                if text in lexicon.name_suffixes:
+                    continue  # "qwen3ü", "4090ı"
+                if text[0] in _SIZE_LETTERS and text[1:] in lexicon.name_suffixes:
+                    out.append(replace(token, text=text[0], end=token.start + 1))  # "8byi" -> "8" "b"
+                    continue
+            elif not token.glued and text in lexicon.separate_name_suffixes and (
+                    previous.is_number or previous.text in _SIZE_LETTERS and previous.glued
+                    or previous.text in stems):
+                continue  # "14b yi", "qwen3 8b ye", "llama yı"
+        if not token.is_number and text not in stems and len(text) > 3:
+            for cut in range(len(text) - 1, 2, -1):
+                if text[:cut] in stems and text[cut:] in lexicon.name_suffixes:
+                    token = replace(token, text=text[:cut])  # "llamayi" -> "llama", "لامارو" -> "لاما"
+                    break
+        out.append(token)
+    return out
+
+
+def _words(text: str) -> Tuple[str, ...]:
+    return tuple(t.text for t in tokenize(fold(text)))
+
+
+_CARD_NOISE = {"nvidia", "rtx", "geforce", "tesla", "gb", "pcie", "sxm"}
+_CARD_TABLES: Dict[int, Tuple[object, Dict[Tuple[str, ...], str]]] = {}
+
+
+def _catalogue_card(kb, tokens: List[Token]) -> Optional[str]:
+    """The catalogue id (knowledge/gpus.yml) of a GPU name as tagged in a message ("a100", "rtx 4090", "4090")."""
+    if kb is None:
+        return None
+    cached = _CARD_TABLES.get(id(kb))
+    if cached is None or cached[0] is not kb:
+        names: Dict[Tuple[str, ...], str] = {}
+        for card in kb.gpus:
+            for name in (card.id, card.name):
+                words = _words(name)
+                names.setdefault(words, card.id)
+                names.setdefault(tuple(w for w in words if w not in _CARD_NOISE), card.id)
+        cached = _CARD_TABLES[id(kb)] = (kb, names)
+    words = tuple(t.text for t in tokens)
+    return cached[1].get(words) or cached[1].get(tuple(w for w in words if w not in _CARD_NOISE))
+
+
+OWN_GPUS_FILE = "own_gpus.yml"
+_OWN_GPU_TABLES: Dict[int, Tuple[object, Optional[Tuple[PhraseTable, frozenset]]]] = {}
+
+
+def _own_gpu_entries(kb) -> List[dict]:
+    """Cards customers own (knowledge/own_gpus.yml): from the knowledge base when it loads them, else read here;
+    an empty list while the file does not exist."""
+    for attribute in ("own_gpus", "own_cards"):
+        entries = getattr(kb, attribute, None)
+        if entries:
+            return [entry if isinstance(entry, dict) else entry.dict() for entry in entries]
+    from bot.text.numbers import LEXICON_PATH
+
+    path = LEXICON_PATH.parent / OWN_GPUS_FILE
+    if not path.exists():
+        return []
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if isinstance(data, dict):
+        data = data.get("cards") or data.get("gpus") or data.get("own_gpus") or []
+    return [entry for entry in data if isinstance(entry, dict) and entry.get("id")]
+
+
+def _own_gpu_table(kb) -> Optional[Tuple[PhraseTable, frozenset]]:
+    """Phrases naming an owned card -> its id, and the ids that are also catalogue cards (those need "I have")."""
+    cached = _OWN_GPU_TABLES.get(id(kb))
+    if cached is not None and cached[0] is kb:
+        return cached[1]
+    entries = _own_gpu_entries(kb)
+    table, catalogue = PhraseTable(), set()
+    catalogue_names = {_words(name) for card in (kb.gpus if kb is not None else []) for name in (card.id, card.name)}
+    for entry in entries:
+        names = [entry["id"], entry.get("name") or entry.get("display") or "", *(entry.get("aliases") or [])]
+        for name in names:
+            if name and _words(str(name)):
+                table.add(str(name), entry["id"])
+                if _words(str(name)) in catalogue_names:
+                    catalogue.add(entry["id"])
+    result = (table, frozenset(catalogue)) if entries else None
+    _OWN_GPU_TABLES[id(kb)] = (kb, result)
+    return result
+
+
+def _resolve_name(name: str, kb) -> Optional[str]:
+    """The shared resolver (bot.advisor.knowledge.resolve_model, also used by the CLI and the form) for a name the
+    phrase index did not match exactly; a bare size does not count as a name here."""
+    from bot.advisor.knowledge import InputError, resolve_model
+
+    try:
+        resolved = resolve_model(name, kb)
+    except (InputError, ValueError):
+        return None
+    return None if resolved.by_size else resolved.preset.id
+
+
+def preset_family(preset) -> str:
+    """A preset's family: its ``family`` field where knowledge/models.yml gives one, else the id's first word."""
+    return getattr(preset, "family", None) or _family_of(preset.id)
+
+
+# A substitute of the same family counts as "the same size" within this factor (Qwen2.5 7B for an unknown Qwen 8B).
+SAME_SIZE_FACTOR = 1.25
+
+
+def substitute_model(family: Optional[str], size_b: float, kb=None) -> Tuple[Optional[str], bool]:
+    """The known preset used in place of a model we do not know: (preset id, same family?).
+
+    The same family of about the same size first; else the representative preset of that size, as a bare size
+    gets (bot.advisor.knowledge.resolve_model). The caller must say which model was used instead and why.
+    """
+    kb = kb if kb is not None else _default_kb()
+    if family:
+        folded = _family_of(fold(family).replace(" ", ""))
+        same = [p for p in kb.models if _family_of(fold(preset_family(p))) == folded
+                and 1 / SAME_SIZE_FACTOR <= p.size_b / size_b <= SAME_SIZE_FACTOR]
+        if same:
+            best = min(same, key=lambda p: (abs(math.log(p.size_b / size_b)), -kb.models.index(p)))
+            return best.id, True
+    from bot.advisor.knowledge import InputError, resolve_model
+
+    try:
+        return resolve_model(float(size_b), kb).preset.id, False
+    except (InputError, ValueError):
+        return None, False
+
+
+def _version_matches(preset_id: str, family: str, version: str) -> bool:
+    """ "llama-3.1-8b" is a Llama 3 and a Llama 3.1, not a Llama 3.2 or 4."""
+    rest = preset_id[len(family):].lstrip("-") if preset_id.startswith(family) else preset_id
+    version = version.replace(",", ".")
+    return rest == version or rest.startswith(version + "-") or rest.startswith(version + ".") \
+        or (rest.startswith(version) and not rest[len(version):len(version) + 1].isdigit())
+
+
+def _family_of(preset_id: str) -> str:
+    """The family word of a preset id: "llama-3.1-8b" -> "llama", "qwen2.5-7b" -> "qwen"."""
+    return preset_id.split("-")[0].rstrip("0123456789.")
 
 
 def _default_kb():
@@ -185,7 +390,7 @@ class _Parser:
         self.kb = kb
         self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
         self.folded = _split_gpu_count(fold(text))
-        tokens = apply_rewrites(tokenize(self.folded), lexicon)
+        tokens = _strip_name_suffixes(apply_rewrites(tokenize(self.folded), lexicon), lexicon, _name_words(kb))
         self.tokens: List[Token] = [replace(t, text=lexicon.model_families.get(t.text, t.text)) for t in tokens]
         self.n = len(self.tokens)
         self.consumed = [False] * self.n  # part of a model name or a quantity (number, multiplier, unit)
@@ -194,6 +399,9 @@ class _Parser:
         self.ambiguous: List[str] = []
         self.model_at: Optional[int] = None
         self.families: List[Tuple[str, Optional[str]]] = []  # (family word, version) not part of a full name
+        self.family_at: Dict[str, int] = {}  # where each such family word stands
+        self.name_hits: List[Tuple[int, int, str]] = []  # (first, end token, preset id) of every model name found
+        self.sizes: List[Tuple[int, int, float]] = []  # (first, end token, billions) of every explicit size
 
     # -- model names --------------------------------------------------------------------------------------
 
@@ -212,6 +420,7 @@ class _Parser:
                     self.result["model_id"] = name.preset_id
                     self.result["model_size_b"] = name.size_b
                     self.model_at = i
+                    self.name_hits.append((i, i + length, name.preset_id))
                     for k in range(i, i + length):
                         self.consumed[k] = True
                     i += length
@@ -234,6 +443,7 @@ class _Parser:
                     continue
                 version = self.tokens[k + 1].text  # "llama 3.1 ...", "qwen2.5 ...": a version, not a value
             self.families.append((token.text, version))
+            self.family_at.setdefault(token.text, k)
 
     def _is_size_multiplier(self, index: int) -> bool:
         if index >= self.n:
@@ -255,13 +465,17 @@ class _Parser:
         wanted.append((family, size_word, "b"))
         for words in wanted:
             for name in names:
-                if name.words == words:
+                if name.words == words and (version is None or _version_matches(name.preset_id, family, version)):
                     return name.preset_id
         candidates = [pid for pid, size in sizes.items() if size == size_b and pid.startswith(family)
                       and (version is None or pid[len(family):].lstrip("-").startswith(version))]
         if representative.get(size_b) in candidates:
             return representative[size_b]
-        return candidates[0] if candidates else None
+        if candidates:
+            return candidates[0]
+        found = _resolve_name(" ".join(w for w in (family, version, f"{size_b:g}b") if w), self.kb)
+        # "qwen4 14b" is not Qwen2.5 14B: a version we have no preset of makes the name unknown (no silent substitute)
+        return found if found and (version is None or _version_matches(found, family, version)) else None
 
     # -- phrases ------------------------------------------------------------------------------------------
 
@@ -415,7 +629,18 @@ class _Parser:
             j += 1
         elif not (j < self.n and self.folded[self.tokens[j - 1].end:self.tokens[j].start].strip() in RANGE_DASHES):
             return False
-        return j < self.n and self.tokens[j].is_number and self.tags[j] is None  # not "دو تا ۴۰۹۰" (RTX 4090)
+        if not (j < self.n and self.tokens[j].is_number and self.tags[j] is None):
+            return False  # not "دو تا ۴۰۹۰" (RTX 4090)
+        if q.scale is not None:
+            # "7-13B" is a range, "14B ile 4096 token" is a size and a length
+            return j + 1 < self.n and self.is_tagged(j + 1, "multiplier") or not self._has_unit_after(j)
+        return True
+
+    def _has_unit_after(self, index: int) -> bool:
+        k = index + 1
+        while k < self.n and self.is_tagged(k, "multiplier"):
+            k += 1
+        return k < self.n and self.tags[k] is not None and self.tags[k].category == "unit"
 
     def _read_unit(self, q: _Quantity) -> None:
         if self._is_range_low(q):
@@ -499,6 +724,9 @@ class _Parser:
 
     def classify(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
         unit, value = q.unit, q.absolute
+        if not math.isfinite(value) or value > MAX_READABLE_NUMBER:
+            # 5,000 digits is no value anyone means: asked about like any unclear number, never computed with
+            return ("skip", None) if unit in ("skip_weak", "range_low") else ("ambiguous", _short_number(q.raw))
         if unit in ("skip_weak", "range_low"):
             return "skip", None
         if q.weak and not q.counter and unit in (None, "examples", "params", "ignore"):
@@ -507,7 +735,7 @@ class _Parser:
         if unit in ("try", "toman", "eur"):
             return "currency_note", unit
         if unit == "usd":
-            return ("ambiguous", q.raw) if self._hourly_near(q) else ("budget_usd", value)
+            return ("hourly_cap", value) if self._hourly_near(q) else ("budget_usd", value)
         if unit == "ignore" or q.keyword == "ignore" and q.scale is None and unit is None:
             return "skip", None
         if unit == "tokens":
@@ -551,9 +779,15 @@ class _Parser:
         after = q.unit_end if q.unit_end is not None else q.end
         if after < self.n and self.lexicon.hourly.any_at(self.tokens, after):
             return True
-        for start in range(max(0, q.first - 2), q.first):
+        # Before the amount: the marker right before it, or up to four words before with only ceiling words
+        # between ("saatte en fazla 2 dolar", "ساعتی حداکثر ۲ دلار", "saatlik ücret 1.5$").
+        for start in range(q.first - 1, max(-1, q.first - 6), -1):
+            token = self.tokens[start]
+            if token.is_break or token.is_number:
+                break
             length, _ = self.lexicon.hourly.longest_at(self.tokens, start)
-            if start + length == q.first:
+            if length and start + length <= q.first and all(
+                    self.lexicon.hourly_reach_words.any_at(self.tokens, k) for k in range(start + length, q.first)):
                 return True
         return False
 
@@ -604,13 +838,91 @@ class _Parser:
             if slot == "model_size_b":
                 explicit_size = (q.first, float(value))
             self.result[slot] = value
+            if slot == "model_size_b":
+                self.sizes.append((q.first, q.end, float(value)))
+            if slot in ("budget_usd", "hourly_cap"):
+                self.money_at = q
         self._settle_model(explicit_size)
         self._find_method()
         if any(tag is not None and tag.category == "unlimited" for tag in self.tags) or (
                 self.expected == "budget_usd" and self._whole_message_is(self.lexicon.unlimited_answers)):
             self.result["budget_unlimited"] = True
+        self._read_vat_and_period()
+        self._find_own_gpu()
+        self._find_comparison()
         values = {k: self._typed(k, v) for k, v in self.result.items()}
         return ParsedValues(ambiguous=self.ambiguous, **values)
+
+    # -- hourly cap, budget period, own card, comparisons --------------------------------------------------
+
+    def _read_vat_and_period(self) -> None:
+        if "hourly_cap" in self.result:
+            for k in range(self.n):
+                length, label = self.lexicon.vat.longest_at(self.tokens, k)
+                if length:
+                    self.result["hourly_cap_vat"] = label == "included"
+        money = getattr(self, "money_at", None)
+        if "budget_usd" not in self.result or money is None:
+            return
+        end = money.unit_end if money.unit_end is not None else money.end
+        for k in list(range(max(0, money.first - 4), money.first)) + list(range(end, min(self.n, end + 4))):
+            length, label = self.lexicon.budget_period.longest_at(self.tokens, k)
+            if length:
+                self.result["budget_period"] = label
+                return
+
+    def _find_own_gpu(self) -> None:
+        cards = _own_gpu_table(self.kb)
+        if cards is None:
+            return
+        table, catalogue = cards
+        owned = any(self.lexicon.own_card_words.any_at(self.tokens, k) for k in range(self.n))
+        for k in range(self.n):
+            length, card_id = table.longest_at(self.tokens, k)
+            if length and (owned or card_id not in catalogue):
+                self.result["own_gpu"] = card_id
+                return
+
+    def _find_comparison(self) -> None:
+        """Two options of one kind joined by "or" (or by "and" with a compare word): "LoRA mı QLoRA mı?",
+        "H100 یا A100؟", "8B veya 14B", "llama 8b or qwen 7b". The compared slot is not filled from the message."""
+        options: Dict[str, List[Tuple[int, int, str]]] = {"method": [], "gpu": [], "model": []}
+        seen = set()
+        for tag in self.tags:
+            if tag is None or tag.start in seen:
+                continue
+            seen.add(tag.start)
+            if tag.category == "method" and (tag.label != "full_weak" or self._weak_full_supported(tag)):
+                label = {"full_strong": "full", "full_weak": "full"}.get(tag.label, tag.label)
+                options["method"].append((tag.start, tag.end, label))
+            elif tag.category == "gpu":
+                card = _catalogue_card(self.kb, self.tokens[tag.start:tag.end])
+                if card:
+                    options["gpu"].append((tag.start, tag.end, card))
+        for start, end, pid in self.name_hits:
+            options["model"].append((start, end, pid))
+        family = _family_of(self.name_hits[0][2]) if self.name_hits else None
+        for start, end, size in self.sizes:
+            # "qwen2.5 7b mi 14b mi": the second size is of the named family when it has a preset of that size
+            preset = self._preset_for(family, size) if family else None
+            options["model"].append((start, end, preset or f"{size:g}b"))
+        has_compare_word = any(self.lexicon.compare_words.any_at(self.tokens, k) for k in range(self.n))
+        for kind in ("method", "gpu", "model"):
+            found = sorted(options[kind])
+            for (a_start, a_end, a), (b_start, _, b) in zip(found, found[1:]):
+                if a == b:
+                    continue
+                between = {t.text for t in self.tokens[a_end:b_start] if not t.is_break}
+                if not between or len(between) > 4:
+                    continue
+                if between & self.lexicon.compare_or or (between & self.lexicon.compare_and and has_compare_word):
+                    self.result["compare"] = {"kind": kind, "options": [a, b]}
+                    if kind == "method":
+                        self.result.pop("method", None)
+                    elif kind == "model":
+                        for slot in ("model_id", "model_size_b", "model_query", "model_family"):
+                            self.result.pop(slot, None)
+                    return
 
     def _whole_message_is(self, table) -> bool:
         content = [t for t in self.tokens if not t.is_break]
@@ -621,7 +933,7 @@ class _Parser:
     def _typed(slot: str, value):
         if slot in ("seq_len", "examples", "avg_tokens", "total_tokens", "gpus"):
             return int(round(value))
-        if slot in ("model_size_b", "budget_usd", "epochs"):
+        if slot in ("model_size_b", "budget_usd", "epochs", "hourly_cap"):
             return float(value)
         return value
 
@@ -655,13 +967,45 @@ class _Parser:
                 if preset:
                     self.result["model_id"] = preset
                     return
+            self._note_unknown_name(position)
             return
         _, sizes, _ = _model_index(self.kb)
         if sizes.get(model_id) != size and self.model_at is not None and position > self.model_at:
-            family = model_id.split("-")[0].rstrip("0123456789.")
-            self.result["model_id"] = self._preset_for(family, size)
+            self.result["model_id"] = self._preset_for(_family_of(model_id), size)
             if self.result["model_id"] is None:
                 del self.result["model_id"]
+
+    def _note_unknown_name(self, size_at: int) -> None:
+        """A size written after a name we do not know ("qwen4 8b", "olmo 7b", "llama 5 70b"): keep the name as typed
+        so the answer can say it was not recognised instead of claiming only a size was given."""
+        size_end = next((end for first, end, _ in self.sizes if first == size_at), size_at + 1)
+        if self.families:
+            family = self.families[0][0]
+            start = self.family_at.get(family, size_at)
+            if start < size_at:
+                self.result["model_query"] = self.span_text(start, size_end)
+                self.result["model_family"] = family
+                return
+        known_words = self.lexicon.tr_words | self.lexicon.en_words | self.lexicon.fa_latin_words
+        start = size_at
+        k = size_at - 1
+        while k >= 0 and size_at - k <= 4:
+            token = self.tokens[k]
+            letter_of_name = len(token.text) == 1 and k + 1 < size_at and self.tokens[k + 1].is_number \
+                and self.tokens[k + 1].glued  # "r1" in "deepseek r1 distill 32b"
+            if token.is_break or (self.tags[k] is not None and not letter_of_name) or (
+                    self.consumed[k] and not token.is_number):
+                break
+            if token.is_number:
+                if not (token.glued and k > 0 and self.tokens[k - 1].is_latin_word):
+                    break  # "olmo2": a version glued to the name; a separate number is something else
+            elif not token.is_latin_word or token.text in known_words or len(token.text) < 2 and not (
+                    k + 1 < size_at and self.tokens[k + 1].is_number and self.tokens[k + 1].glued):
+                break  # "r1" in "deepseek r1 distill" is part of a name, a lone "a" is not
+            start = k
+            k -= 1
+        if start < size_at and any(t.is_latin_word for t in self.tokens[start:size_at]):
+            self.result["model_query"] = self.span_text(start, size_end)
 
     def _find_method(self) -> None:
         chosen: Optional[str] = None
@@ -704,4 +1048,69 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
         text = str(text)  # a slot value or payload number: 4096 reads like "4096"
     if not text or not text.strip():
         return ParsedValues()
-    return _Parser(text, kb if kb is not None else _default_kb(), expected, lexicon or load_lexicon()).run()
+    text, config = split_pasted_config(text)
+    parsed = _Parser(text, kb if kb is not None else _default_kb(), expected, lexicon or load_lexicon()).run() \
+        if text.strip() else ParsedValues()
+    if config is not None:
+        parsed = parsed.copy(update=read_pasted_config(config))
+    return parsed
+
+
+# Keys only a Hugging Face model config.json has; a JSON object with one of them is taken for a config.
+CONFIG_MARKERS = ("model_type", "architectures", "num_hidden_layers", "hidden_size", "text_config",
+                  "num_attention_heads", "vocab_size")
+_SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
+                               "\u2018": "'", "\u2019": "'"})
+
+
+def split_pasted_config(text: str) -> Tuple[str, Optional[object]]:
+    """A config.json pasted into the chat: (the text around it, the JSON object), or (text, None).
+
+    The object runs from the first "{" to the last "}"; chat apps turn quotes into typographic ones, which are put
+    back first. An object that is not valid JSON but looks like a config is returned as the string "json" so the
+    reply can say it could not be read."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return text, None
+    body = text[start:end + 1]
+    if not any(marker in body for marker in CONFIG_MARKERS):
+        return text, None
+    import json
+
+    rest = text[:start] + " " + text[end + 1:]
+    try:
+        data = json.loads(body.translate(_SMART_QUOTES))
+    except (ValueError, RecursionError):
+        return rest, "json"
+    return rest, data if isinstance(data, dict) else "json"
+
+
+def read_pasted_config(config: object) -> Dict[str, object]:
+    """ParsedValues fields from a pasted config: custom_arch (+ label and size), or config_error naming the missing
+    key ("json" when it is not valid JSON)."""
+    if not isinstance(config, dict):
+        return {"config_error": "json"}
+    try:
+        from bot.advisor.hf_config import read_hf_config
+    except ImportError:  # the reader is not installed in this build: treat the paste as unreadable
+        return {"config_error": "json"}
+    try:
+        arch = read_hf_config(config)
+    except Exception as error:  # the reader names what is missing; any other failure is "unreadable"
+        return {"config_error": _missing_key(error)}
+    data = arch.dict() if hasattr(arch, "dict") else dict(arch)
+    label = str(data.get("name") or config.get("_name_or_path") or config.get("model_type") or "config.json")
+    values: Dict[str, object] = {"custom_arch": data, "custom_arch_label": label}
+    params = data.get("params")
+    if isinstance(params, (int, float)) and params > 0:
+        values["model_size_b"] = round(float(params) / 1e9, 2)
+    return values
+
+
+def _missing_key(error: Exception) -> str:
+    for attribute in ("key", "missing", "field"):
+        value = getattr(error, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    match = re.search(r"['\"`]([A-Za-z_][A-Za-z0-9_.]*)['\"`]", str(error))
+    return match.group(1) if match else "json"
