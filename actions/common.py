@@ -1,7 +1,7 @@
 """Small helpers shared by the actions: the conversation language and the values kept in slots."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from rasa_sdk import Tracker
 
@@ -13,13 +13,21 @@ FORM_SLOTS = ("model", "method", "seq_len", "budget")
 # Optional values that refine the estimate but are never asked for.
 VOLUME_SLOTS = ("examples", "avg_tokens", "total_tokens", "epochs", "gpus")
 
+# Values of the contract added by issue 13 (domain/core.yml), read from any message and passed into AdviceRequest.
+CONTRACT_SLOTS = ("hourly_cap", "hourly_cap_vat", "budget_period", "own_gpu", "custom_arch", "custom_arch_label")
+# Slots whose new value is read back to the customer ("Noted: ...") before the form's next question.
+NOTED_SLOTS = FORM_SLOTS + ("model_id", "model_size_b", "budget_usd", "budget_unlimited", "hourly_cap")
+QUESTION_REPEAT = "question_repeat"
 # Intents the form leaves to the rules (answered, then the form resumes); see actions/rulegen.py.
 CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge", "out_of_scope",
-                          "unsupported_language", "request_human", "request_quote", "goodbye", "deny")
+                          "unsupported_language", "request_human", "request_quote", "goodbye", "deny",
+                          "compare_options", "own_card", "complaint", "capabilities", "order_multi_gpu",
+                          "switch_language")
 # Intents answered in the middle of the handoff form, which then asks its question again (the generated rules of
 # actions/rulegen.py; every FAQ intent too). The rest is read by the form: yes/no, a contact, or a re-ask.
 HANDOFF_CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge",
-                                  "unsupported_language")
+                                  "unsupported_language", "compare_options", "own_card", "capabilities",
+                                  "order_multi_gpu", "switch_language")
 # Intents that do not count as a successful turn for the "two failed turns" counter.
 UNCERTAIN_INTENTS = ("nlu_fallback", "out_of_scope", "inform", "estimate", "affirm", "deny")
 
@@ -56,3 +64,47 @@ def actions_before_form_run(tracker: Tracker, form_name: str) -> List[Optional[s
     if actions and actions[-1] == form_name:
         actions.pop()
     return actions
+
+
+# Actions whose answer is re-run in the new language on a language switch (actions/repeat.py), and the actions that
+# answer nothing themselves (bookkeeping around a turn).
+ANSWER_ACTIONS = ("action_answer_faq", "action_estimate", "action_compare_options", "action_own_card")
+SILENT_ACTIONS = ("action_listen", "action_validate_slot_mappings", "action_extract_slots", "action_session_start",
+                  "action_deactivate_loop", "validate_estimate_form", "validate_handoff_form")
+
+
+def user_turns(events: List[Dict[str, Any]]) -> List[Tuple[Dict[str, Any], List[Dict[str, Any]]]]:
+    """The conversation as (user event, events that followed it until the next user message)."""
+    turns: List[Tuple[Dict[str, Any], List[Dict[str, Any]]]] = []
+    for event in events:
+        if event.get("event") == "user":
+            turns.append((event, []))
+        elif turns:
+            turns[-1][1].append(event)
+    return turns
+
+
+def event_intent(user_event: Dict[str, Any]) -> Optional[str]:
+    return ((user_event.get("parse_data") or {}).get("intent") or {}).get("name")
+
+
+def turn_answer(user_event: Dict[str, Any], followers: List[Dict[str, Any]]) -> Optional[str]:
+    """What one turn answered: faq_<topic>, an answering action, or the last utter_* response sent."""
+    key = None
+    for event in followers:
+        if event.get("event") == "action" and event.get("name") in ANSWER_ACTIONS:
+            name = event["name"]
+            key = event_intent(user_event) if name == "action_answer_faq" else name
+        elif event.get("event") == "bot":
+            utter = (event.get("metadata") or {}).get("utter_action")
+            if utter and not key:
+                key = utter
+    return key
+
+
+def previous_turn_answer(tracker: Tracker) -> Optional[str]:
+    """The answer of the turn before the latest user message (read at the start of the latest turn)."""
+    turns = user_turns(list(tracker.events))
+    if len(turns) < 2:
+        return None
+    return turn_answer(*turns[-2])

@@ -95,7 +95,26 @@ def advice_request_fields(tracker: Tracker) -> Dict[Text, Any]:
         "avg_tokens": _int(slot("avg_tokens")),
         "epochs": slot("epochs"),
         "gpus": _int(slot("gpus")),
+        **_contract_fields(tracker),
     }
+
+
+# Slot -> AdviceRequest field of the values added by issue 13 (docs/architecture.md contract).
+CONTRACT_FIELDS = {"hourly_cap": "hourly_cap_usd", "hourly_cap_vat": "hourly_cap_includes_vat",
+                   "budget_period": "budget_period", "custom_arch": "custom_arch"}
+
+
+def _contract_fields(tracker: Tracker) -> Dict[Text, Any]:
+    """The newer values, for the AdviceRequest fields that exist (an unknown field would be rejected)."""
+    from bot.advisor.advice import AdviceRequest
+
+    known = AdviceRequest.__fields__
+    fields = {}
+    for slot_name, field in CONTRACT_FIELDS.items():
+        value = tracker.get_slot(slot_name)
+        if value is not None and field in known:
+            fields[field] = bool(value) if field == "hourly_cap_includes_vat" else value
+    return fields
 
 
 def estimate_summary(advice: Any) -> Dict[Text, Any]:

@@ -1,7 +1,13 @@
-"""action_answer_faq: any faq_<topic> intent, answered from knowledge/faq.yml in the user's language."""
+"""action_answer_faq: any faq_<topic> intent, answered from knowledge/faq.yml in the user's language.
+
+When the job is known well enough (a model, from this message or an earlier one) and the question is about
+memory, the general answer is followed by the same question for this job: "Llama 3.1 8B with QLoRA and 2048 tokens
+needs about 9 GB of GPU memory; so a 24 GB card is enough." (issue 13, language reviews fa §2.2, tr §2.2).
+"""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Text
+import re
+from typing import Any, Dict, List, Optional, Text
 
 from rasa_sdk import Action, Tracker
 from rasa_sdk.executor import CollectingDispatcher
@@ -9,6 +15,14 @@ from rasa_sdk.executor import CollectingDispatcher
 from actions.common import conversation_language, latest_intent
 
 FAQ_PREFIX = "faq_"
+# FAQ topics about memory or cards, where the customer's own job changes the answer.
+JOB_TOPICS = ("vram", "13b_24gb", "methods", "lora_quality", "multi_gpu", "h100_vs_a100")
+# The answer to "which length?" the seq_len question itself recommends (utter_ask_seq_len), and QLoRA, the method
+# needing the least memory (faq_methods): the assumptions of the job line when the customer has not said them.
+ASSUMED_SEQ_LEN = 2048
+ASSUMED_METHOD = "qlora"
+# "24 GB", "24GB", "24 گیگ", "۲۴ گیگابایت" (digits are ASCII after bot.text.normalize) - a card size in the question.
+CARD_SIZE = re.compile(r"(\d{1,3})\s*(?:gb|gib|gig|g\b|گیگ|جی\s*بی|جیگ)", re.IGNORECASE)
 
 
 def faq_answer(topic: Text, lang: Text) -> Text | None:
@@ -18,6 +32,56 @@ def faq_answer(topic: Text, lang: Text) -> Text | None:
     return getattr(entry, lang, None) if entry is not None else None
 
 
+def _card_gb(text: Text) -> Optional[float]:
+    from bot.text.normalize import normalize
+
+    match = CARD_SIZE.search(normalize(text or ""))
+    return float(match.group(1)) if match else None
+
+
+def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
+    """The FAQ's question answered for the customer's job, or None when no model is known."""
+    from bot.advisor.advice import AdviceRequest, advise
+    from bot.advisor.knowledge import load_knowledge
+    from bot.advisor.recommend import classify
+    from bot.present.render import gb, number
+
+    from actions.dialogue_text import method_label, model_label, text
+
+    slots = tracker.slots
+    if not (slots.get("model_id") or slots.get("model_size_b")):
+        return None
+    method = slots.get("method") or ASSUMED_METHOD
+    seq_len = int(slots.get("seq_len") or ASSUMED_SEQ_LEN)
+    try:
+        advice = advise(AdviceRequest(model=slots.get("model_id"),
+                                      size_b=None if slots.get("model_id") else slots.get("model_size_b"),
+                                      method=method, seq_len=seq_len, budget_unlimited=True))
+    except Exception:  # an unusual size or value: the general answer stands alone
+        return None
+    estimate = advice.estimate
+    line = text("job_memory", lang, model=model_label(slots, lang), method=method_label(method, lang),
+                seq_len=number(seq_len, lang, 0), gib=gb(estimate.high_gib, lang))
+    card_gb = _card_gb(tracker.latest_message.get("text") or "")
+    catalogue = [card for card in load_knowledge().gpus if card_gb and abs(card.vram_gb - card_gb) < 0.5]
+    if catalogue:
+        status = classify(estimate.per_gpu_gib, catalogue[0].usable_gib, estimate.high_gib)
+        key = "job_card_too_small" if status == "no_fit" else "job_card_fits"
+        line += text(key, lang, card_gb=number(card_gb, lang, 0))
+    elif advice.best is not None:
+        line += text("job_best_card", lang, card=load_knowledge().gpu(advice.best.card_id).name)
+    else:
+        line += text("job_no_single_card", lang)
+    assumed = []
+    if not slots.get("method"):
+        assumed.append(method_label(method, lang))
+    if not slots.get("seq_len"):
+        assumed.append(text("value_seq_len", lang, n=number(seq_len, lang, 0)))
+    if assumed:
+        line += " " + text("job_assumed", lang, assumed=" + ".join(assumed))
+    return line
+
+
 class ActionAnswerFaq(Action):
     def name(self) -> Text:
         return "action_answer_faq"
@@ -25,10 +89,14 @@ class ActionAnswerFaq(Action):
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
         intent = latest_intent(tracker) or ""
-        answer = faq_answer(intent[len(FAQ_PREFIX):], conversation_language(tracker)) \
-            if intent.startswith(FAQ_PREFIX) else None
+        lang = conversation_language(tracker)
+        topic = intent[len(FAQ_PREFIX):] if intent.startswith(FAQ_PREFIX) else ""
+        answer = faq_answer(topic, lang) if topic else None
         if answer:
             dispatcher.utter_message(text=answer)
+            line = job_line(tracker, lang) if topic in JOB_TOPICS else None
+            if line:
+                dispatcher.utter_message(text=line)
         else:
             dispatcher.utter_message(response="utter_faq_missing")
         return []

@@ -14,13 +14,14 @@ import re
 from typing import Any, Dict, List, Optional, Text
 
 from rasa_sdk import Tracker
-from rasa_sdk.events import EventType, SlotSet
+from rasa_sdk.events import ActionExecutionRejected, EventType, SlotSet
 from rasa_sdk.executor import CollectingDispatcher
 from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
 from rasa_sdk.types import DomainDict
 
-from actions.common import (FORM_SLOTS, VOLUME_SLOTS, actions_before_form_run, is_interruption, latest_intent,
-                            payload_entities)
+from actions.common import (CONTRACT_SLOTS, FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
+                            VOLUME_SLOTS, actions_before_form_run, conversation_language, is_interruption,
+                            latest_intent, payload_entities)
 from actions.fallback import count_failed_turn
 
 METHODS = ("full", "lora", "qlora")
@@ -48,6 +49,23 @@ def _number(value: Any) -> Optional[float]:
     return number if number > 0 else None
 
 
+def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]) -> Dict[Text, Any]:
+    """The contract's newer values of one message (hourly cap, its KDV, budget period, own card, config.json).
+
+    Only what the message says and ``updates`` does not already hold. An hourly cap answers the budget question
+    (it is the customer's price limit, not a total budget: language reviews fa §3.4, tr §2.5), so the form does
+    not ask for a total budget on top of it.
+    """
+    from bot.text.parse import parse_values
+
+    parsed = parse_values(text)
+    found = {name: getattr(parsed, name, None) for name in CONTRACT_SLOTS}
+    found = {name: value for name, value in found.items() if value is not None and name not in updates}
+    if found.get("hourly_cap") is not None and slots.get("budget") is None and "budget" not in updates:
+        found["budget"] = "hourly_cap"
+    return found
+
+
 def _first_ambiguous(ambiguous: Any) -> Optional[str]:
     if not ambiguous:
         return None
@@ -64,11 +82,61 @@ class ValidateEstimateForm(FormValidationAction):
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: DomainDict) -> List[EventType]:
         updates: Dict[Text, Any] = {}
-        if self._answers_the_form(tracker):
+        answers = self._answers_the_form(tracker)
+        if answers and self._left_to_rules(tracker):
+            # The rules answer this message (an FAQ, thanks, a comparison ...). Its values were already kept by
+            # action_validate_slot_mappings, and a filled form slot would stop Rasa from rejecting the form turn
+            # on its own, so the turn is handed over explicitly; the form resumes after the answer.
+            return [ActionExecutionRejected(self.form_name())]
+        if answers:
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
-        return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
+        if next_slot and (updates or not answers) and self._new_values_this_turn(tracker, updates):
+            # "Noted: Llama 3.1 8B, QLoRA, 25 dollars budget. Only the sequence length is missing." - the values
+            # given in this message (or during the interruption just answered) are confirmed before the question.
+            from actions.dialogue_text import noted_message
+
+            message = noted_message(slots, conversation_language(tracker))
+            if message:
+                dispatcher.utter_message(text=message)
+        events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
+        return events + self._question_variant(tracker, next_slot)
+
+    @staticmethod
+    def _question_variant(tracker: Tracker, next_slot: Optional[Text]) -> List[EventType]:
+        """The same question as in the form's previous turn comes in the other wording (question_repeat).
+
+        Toggling (not just "repeat = true") means a third ask differs from the second as well: never the same
+        question twice in a row word for word.
+        """
+        asked_before = tracker.get_slot(REQUESTED_SLOT)
+        same = bool(next_slot) and next_slot == asked_before \
+            and (tracker.active_loop or {}).get("name") == "estimate_form"
+        variant = (not tracker.get_slot(QUESTION_REPEAT)) if same else False
+        return [SlotSet(QUESTION_REPEAT, variant)] if variant != bool(tracker.get_slot(QUESTION_REPEAT)) else []
+
+    @staticmethod
+    def _new_values_this_turn(tracker: Tracker, updates: Dict[Text, Any]) -> bool:
+        if any(name in NOTED_SLOTS and value is not None for name, value in updates.items()):
+            return True
+        for event in reversed(tracker.events):
+            if event.get("event") == "user":
+                return False
+            if event.get("event") == "slot" and event.get("name") in NOTED_SLOTS and event.get("value") is not None:
+                return True
+        return False
+
+    @staticmethod
+    def _left_to_rules(tracker: Tracker) -> bool:
+        """The latest message is answered by a rule (FAQ, chit-chat, a yes/no to an offer), not read by the form."""
+        intent = latest_intent(tracker)
+        requested = tracker.get_slot(REQUESTED_SLOT)
+        if intent == "deny" and requested == "budget":
+            return False  # "no" to the budget question: no limit
+        if is_interruption(intent):
+            return True
+        return intent in ("affirm", "deny") and bool(tracker.get_slot("pending_offer"))
 
     def _answers_the_form(self, tracker: Tracker) -> bool:
         """True when the form runs straight after a user message (activation or an answer).
@@ -88,16 +156,14 @@ class ValidateEstimateForm(FormValidationAction):
         """Slot updates from the latest message; utters notes and hints as a side effect."""
         intent = latest_intent(tracker)
         requested = tracker.get_slot(REQUESTED_SLOT)
-        if is_interruption(intent) and not (intent == "deny" and requested == "budget"):
-            return {}  # the rules answer it, then the form asks its question again
-        if intent in ("affirm", "deny") and tracker.get_slot("pending_offer") \
-                and not (intent == "deny" and requested == "budget"):
-            return {}  # a yes/no to the person or quote just offered: data/rules/offers.yml answers it
+        if self._left_to_rules(tracker):
+            return {}  # the rules answer it (FAQ, a yes/no to an offer), then the form asks its question again
 
         text = tracker.latest_message.get("text") or ""
         updates = self._from_payload(payload_entities(tracker))
         if not updates and not text.startswith("/"):
             updates = self._from_text(dispatcher, text, requested)
+            updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
         if intent == "deny" and requested == "budget" and not updates:
             updates = {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None}
         if intent == DONT_KNOW_INTENT and requested in FORM_SLOTS and requested not in updates:

@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 # User messages and contacts pass through this process's logs (rasa_sdk debug logging).
 install_log_redaction()
 
-HANDOFF_TRIGGERS = ("request_human", "request_quote")
+HANDOFF_TRIGGERS = ("request_human", "request_quote", "complaint")  # complaint: data/rules/dialogue.yml
 # The handoff form's questions (domain/handoff.yml, forms.handoff_form), and the slot that says the consent
 # question with the full KVKK notice was already asked in this handoff.
 HANDOFF_FORM_SLOTS = ("handoff_consent", "handoff_contact")

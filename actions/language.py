@@ -8,17 +8,84 @@ a slot set inside an action does not affect the responses of that same action (n
 "آره" (intent affirm) starts the handoff and a typed "no" is answered politely (rules in data/rules/offers.yml).
 It is worked out here, from the bot messages of the previous turn, because this action already runs on every
 message: no extra action-server call, and one place for every kind of offer (utterances of rules and of actions).
+
+Issue 13 adds three jobs of this per-message action:
+- **No value is lost.** A message the estimate form does not read (an FAQ, a greeting, thanks, a request for a
+  person, a comparison ...) is still read by bot.text.parse, and its job values are kept in the slots. The form
+  hands such turns to the rules explicitly (ValidateEstimateForm._left_to_rules) and, when it resumes, confirms
+  what it noted.
+- **The first language.** A first message without a language signal takes the channel's locale (metadata
+  ``language_hint`` / ``locale``: widget browser language, Telegram ``language_code``), then Persian.
+- **A language switch** ("Farsça anlatır mısın?", «میشه ترکی بگی؟») sets the language the customer asks for, not the
+  one the request is written in; ``last_answer_key`` remembers what the previous turn answered, and
+  action_repeat_last_answer (actions/repeat.py) says it again in the new language.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Text
+import re
+from typing import Any, Dict, List, Optional, Text
 
 from rasa_sdk import Tracker
+from rasa_sdk.events import EventType, SlotSet
 from rasa_sdk.executor import CollectingDispatcher
 from rasa_sdk.forms import ValidationAction
 from rasa_sdk.types import DomainDict
 
-from actions.common import LANGUAGES, UNCERTAIN_INTENTS, latest_intent, payload_entities
+from actions.common import (DEFAULT_LANGUAGE, LANGUAGES, UNCERTAIN_INTENTS, latest_intent, payload_entities,
+                            previous_turn_answer)
+
+# Intents whose message the estimate form reads itself, or that carry no job values worth keeping.
+FORM_READS = ("inform", "estimate", "dont_know", "affirm", "deny", "restart", "nlu_fallback")
+JOB_SLOTS = ("model", "model_id", "model_size_b", "method", "seq_len", "budget", "budget_usd", "budget_unlimited",
+             "examples", "avg_tokens", "total_tokens", "epochs", "gpus", "hourly_cap", "hourly_cap_vat",
+             "budget_period", "own_gpu", "custom_arch", "custom_arch_label")
+# Names of the two languages as customers write them in a request to switch ("Farsça", "ترکی", "in Turkish").
+# The request is often written in the old language, so the language named wins over the language detected.
+LANGUAGE_NAMES = {
+    "fa": re.compile(r"(fars[cç]a|\bfars[iı]\b|farsiye|persian|iranca|فارسی|پارسی)", re.IGNORECASE),
+    "tr": re.compile(r"(t[uü]rk[cç]e|turkish|\bturki\b|ترکی|ترکیه‌ای|ترکیه ای|استانبولی)", re.IGNORECASE),
+}
+# Metadata keys a channel puts its locale under: the widget's browser language, Telegram's language_code.
+LOCALE_KEYS = ("language_hint", "locale", "language")
+
+
+def requested_language(text: str, current: Optional[Text]) -> Optional[Text]:
+    """The language a switch request names; both named ("Farsça değil Türkçe"): the one we are not speaking."""
+    named = [lang for lang, pattern in LANGUAGE_NAMES.items() if pattern.search(text or "")]
+    if len(named) == 2:
+        named = [lang for lang in named if lang != current] or named
+    return named[0] if len(named) == 1 else None
+
+
+def channel_locale(tracker: Tracker) -> Optional[Text]:
+    """ "tr" from metadata {"language_hint": "tr"} / {"locale": "tr-TR"} / Telegram's {"telegram": {...}}."""
+    metadata = tracker.latest_message.get("metadata") or {}
+    candidates = [metadata.get(key) for key in LOCALE_KEYS]
+    nested = metadata.get("telegram") or metadata.get("customData") or {}
+    if isinstance(nested, dict):
+        candidates += [nested.get("language_code")] + [nested.get(key) for key in LOCALE_KEYS]
+    for value in candidates:
+        if isinstance(value, str) and value:
+            base = value.replace("_", "-").split("-")[0].lower()
+            if base in LANGUAGES:
+                return base
+    return None
+
+
+def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
+    """Job values of a message the estimate form will not read itself (FAQ, chit-chat, handoff, comparison ...)."""
+    from rasa_sdk.executor import CollectingDispatcher as Silent
+
+    from actions.forms import ValidateEstimateForm, contract_values
+
+    text = tracker.latest_message.get("text") or ""
+    if latest_intent(tracker) in FORM_READS or not text.strip() or text.startswith("/"):
+        return {}
+    # The form's own reader, with its notes (ambiguity, currency) left unsaid: the rule's answer comes first.
+    updates = ValidateEstimateForm._from_text(Silent(), text, None)
+    updates.pop("failed_turns", None)
+    updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
+    return {name: value for name, value in updates.items() if name in JOB_SLOTS}
 
 # Bot responses that end in a yes/no offer, and what a "yes" to them asks for (domain/responses_*.yml).
 OFFERS: Dict[Text, Text] = {
@@ -27,6 +94,7 @@ OFFERS: Dict[Text, Text] = {
     "utter_faq_missing": "human",           # "no ready answer; I can pass it on to support"
     "utter_offer_review_by_person": "human",  # model size outside the presets (actions/estimate.py)
     "utter_estimate_offer_quote": "quote",  # no single card fits (actions/estimate.py): quote or a person
+    "utter_order_multi_gpu": "quote",       # "how do I order several GPUs?": the process, then this offer
 }
 
 
@@ -50,16 +118,40 @@ def offer_of_previous_turn(tracker: Tracker) -> Optional[Text]:
 
 
 class ValidateSlotMappings(ValidationAction):
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
+        events = await super().run(dispatcher, tracker, domain)
+        # Values in a message the form does not read are kept all the same (issue 13: no value is ever lost).
+        values = job_values_of_message(tracker)
+        return events + [SlotSet(name, value) for name, value in values.items()
+                         if value != tracker.get_slot(name)]
+
     async def extract_language(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                                domain: DomainDict) -> Dict[Text, Any]:
+        current = tracker.get_slot("language")
         detected = tracker.latest_message.get("detected_language")
+        if latest_intent(tracker) == "switch_language":
+            detected = requested_language(tracker.latest_message.get("text") or "", current) or detected
         if detected not in LANGUAGES:
             # Button payloads bypass NLU; the widget announces its page language as /set_language{"language":..}
             detected = payload_entities(tracker).get("language")
+        if detected not in LANGUAGES and current not in LANGUAGES:
+            # A first message without a signal ("7B QLoRA 4096", "hi"): the channel's locale, then Persian.
+            detected = channel_locale(tracker) or DEFAULT_LANGUAGE
         # No signal ("7B QLoRA 4096", a payload, emoji) or English: keep the language we have.
-        if detected in LANGUAGES and detected != tracker.get_slot("language"):
+        if detected in LANGUAGES and detected != current:
             return {"language": detected}
         return {}
+
+    async def extract_last_answer_key(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                                      domain: DomainDict) -> Dict[Text, Any]:
+        if latest_intent(tracker) == "switch_language":
+            return {}  # keep what is to be repeated, also over two switches in a row
+        key = previous_turn_answer(tracker)
+        return {"last_answer_key": key} if key and key != tracker.get_slot("last_answer_key") else {}
+
+    def validate_last_answer_key(self, value: Any, dispatcher: CollectingDispatcher, tracker: Tracker,
+                                 domain: DomainDict) -> Dict[Text, Any]:
+        return {"last_answer_key": value}
 
     async def extract_failed_turns(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                                    domain: DomainDict) -> Dict[Text, Any]:

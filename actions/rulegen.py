@@ -31,6 +31,12 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
     "out_of_scope": "action_default_fallback",
     "nlu_fallback": "action_default_fallback",
     "unsupported_language": "utter_languages_supported",
+    # Issue 13: answered the same way outside and inside both forms, which then carry on.
+    "capabilities": "utter_capabilities",
+    "order_multi_gpu": "utter_order_multi_gpu",
+    "compare_options": "action_compare_options",
+    "own_card": "action_own_card",
+    "switch_language": "action_repeat_last_answer",
 }
 
 # Inside a form the general answer does not fit: utter_thank suggests trying another value of an estimate that

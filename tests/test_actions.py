@@ -191,10 +191,23 @@ async def test_second_failure_in_a_row_offers_a_person():
     assert responses(dispatcher) == ["utter_method_not_understood", "utter_offer_human"]
 
 
+async def form_events(text: str, slots: Optional[Dict[str, Any]] = None, **kwargs):
+    dispatcher = CollectingDispatcher()
+    tracker = make_tracker(text, slots=slots, active_loop="estimate_form", **kwargs)
+    return await ValidateEstimateForm().run(dispatcher, tracker, DOMAIN), dispatcher
+
+
+def rejects_the_turn(events) -> bool:
+    """The form hands the turn to the rules: only ActionExecutionRejected, no slot (values are kept elsewhere)."""
+    return [e["event"] for e in events] == ["action_execution_rejected"] and events[0]["name"] == "estimate_form"
+
+
 async def test_faq_in_the_middle_of_the_form_is_left_to_the_rules():
-    values, dispatcher = await run_form("13B رو روی کارت ۲۴ گیگ میشه؟", intent="faq_13b_24gb",
-                                        slots={"requested_slot": "model"})
-    assert set(values) == {"requested_slot"}   # no value: Rasa rejects the form turn and the FAQ rule answers
+    events, dispatcher = await form_events("13B رو روی کارت ۲۴ گیگ میشه؟", intent="faq_13b_24gb",
+                                           slots={"requested_slot": "model"})
+    # The FAQ rule answers; the 13B was kept by action_validate_slot_mappings, so the form must reject the
+    # turn itself (a filled form slot would stop Rasa from rejecting it).
+    assert rejects_the_turn(events)
     assert dispatcher.messages == []
 
 
@@ -227,7 +240,9 @@ async def test_dont_know_with_a_value_in_it_takes_the_value():
 
 async def test_the_same_message_is_not_read_again_after_an_interruption():
     values, _ = await run_form("7B", slots={"requested_slot": "model"}, last_action="action_answer_faq")
-    assert set(values) == {"requested_slot"}
+    assert set(values) == {"requested_slot", "question_repeat"}
+    # The same question comes again right after the answer: in its other wording (utter_ask_model variants).
+    assert values["requested_slot"] == "model" and values["question_repeat"] is True
 
 
 # ---------------------------------------------------------------------------------------------- estimate
@@ -366,9 +381,9 @@ async def test_an_offer_older_than_the_previous_turn_is_cleared():
 
 async def test_yes_or_no_to_a_pending_offer_is_left_to_the_rules_inside_the_form():
     for intent in ("affirm", "deny"):
-        values, dispatcher = await run_form("evet", intent=intent,
-                                            slots={"requested_slot": "model", "pending_offer": "human"})
-        assert set(values) == {"requested_slot"} and dispatcher.messages == []
+        events, dispatcher = await form_events("evet", intent=intent,
+                                               slots={"requested_slot": "model", "pending_offer": "human"})
+        assert rejects_the_turn(events) and dispatcher.messages == []
     # "no" to the budget question still means "no limit", whatever was offered before
     values, _ = await run_form("yok", intent="deny", slots={"requested_slot": "budget", "model": "8b",
                                                             "method": "qlora", "seq_len": 2048.0,
@@ -483,3 +498,121 @@ async def test_resuming_the_handoff_after_a_question_asks_again_without_a_databa
     events = await ValidateHandoffForm().run(CollectingDispatcher(), tracker, DOMAIN)
     # Asked again in the same handoff: the short consent question, without the KVKK notice (actions/handoff.py).
     assert as_dict(events) == {"requested_slot": "handoff_consent", "kvkk_notice_shown": True}
+
+
+# ---------------------------------------------------------------------------------------------- issue 13 dialogue
+
+
+async def slot_mapping_events(text: str, intent: str, slots: Optional[Dict[str, Any]] = None, **kwargs):
+    tracker = make_tracker(text, intent=intent, slots=slots, **kwargs)
+    return as_dict(await ValidateSlotMappings().run(CollectingDispatcher(), tracker, DOMAIN))
+
+
+@pytest.mark.parametrize("text,intent,lang", [
+    ("ما از Llama 3.1 8B با QLoRA استفاده می‌کنیم، کارت 24 گیگ کافیه؟", "faq_13b_24gb", "fa"),
+    ("Merhaba, Llama 3.1 8B'yi QLoRA ile eğiteceğiz, KDV dahil mi fiyatlar?", "faq_prices_vat", "tr"),
+    ("teşekkürler, bu arada model Llama 3.1 8B ve QLoRA olacak", "thank", "tr"),
+])
+async def test_values_in_a_message_the_form_does_not_read_are_kept(text, intent, lang):
+    values = await slot_mapping_events(text, intent, slots={"language": lang}, detected_language=lang)
+    assert values["model_id"] == "llama-3.1-8b" and values["method"] == "qlora"
+
+
+async def test_values_of_an_estimate_message_are_left_to_the_form():
+    values = await slot_mapping_events("llama 8b qlora", "inform", slots={"language": "tr"})
+    assert "model_id" not in values and "method" not in values
+
+
+@pytest.mark.parametrize("text,current,expected", [
+    ("bunu Farsça anlatır mısın?", "tr", "fa"),         # written in Turkish, asks for Persian
+    ("میشه همینو ترکی بنویسی؟", "fa", "tr"),            # written in Persian, asks for Turkish
+    ("Farsça değil, Türkçe yaz", "fa", "tr"),          # both named: the one we are not speaking
+])
+async def test_a_language_switch_takes_the_language_asked_for(text, current, expected):
+    from bot.text.language import detect_language
+
+    values = await slot_mapping_events(text, "switch_language", slots={"language": current},
+                                       detected_language=detect_language(text))
+    assert values.get("language", current) == expected
+
+
+@pytest.mark.parametrize("metadata,expected", [
+    ({"language_hint": "tr"}, "tr"), ({"locale": "tr-TR"}, "tr"), ({"telegram": {"language_code": "tr"}}, "tr"),
+    ({"locale": "de-DE"}, "fa"), ({}, "fa"),
+])
+async def test_a_first_message_without_a_language_signal_takes_the_channel_locale(metadata, expected):
+    tracker = make_tracker("7B QLoRA 4096", intent="inform", slots={"language": None})
+    tracker.latest_message["metadata"] = metadata
+    events = as_dict(await ValidateSlotMappings().run(CollectingDispatcher(), tracker, DOMAIN))
+    assert events["language"] == expected
+
+
+async def test_the_locale_does_not_override_the_language_of_the_conversation():
+    tracker = make_tracker("7B QLoRA 4096", intent="inform", slots={"language": "fa"})
+    tracker.latest_message["metadata"] = {"locale": "tr-TR"}
+    events = as_dict(await ValidateSlotMappings().run(CollectingDispatcher(), tracker, DOMAIN))
+    assert "language" not in events
+
+
+def test_noted_message_names_the_values_and_what_is_missing():
+    from actions.dialogue_text import noted_message
+
+    slots = {"model": "llama-3.1-8b", "model_id": "llama-3.1-8b", "method": "qlora", "budget": "usd",
+             "budget_usd": 25.0}
+    fa, tr = noted_message(slots, "fa"), noted_message(slots, "tr")
+    assert "Llama 3.1 8B" in fa and "QLoRA" in fa and "25" in fa and "طول توالی" in fa
+    assert tr.startswith("Not aldım: Llama 3.1 8B") and tr.endswith("Sadece dizi uzunluğu eksik.")
+    assert noted_message({}, "tr") is None
+
+
+async def test_values_given_with_something_missing_are_confirmed_before_the_question():
+    values, dispatcher = await run_form("Qwen2.5 7B ile QLoRA yapacağız", slots={"language": "tr",
+                                                                             "requested_slot": "model"})
+    assert values["requested_slot"] == "seq_len"
+    noted = [m["text"] for m in dispatcher.messages if m.get("text")]
+    assert noted and noted[0].startswith("Not aldım: Qwen2.5 7B") and "dizi uzunluğu" in noted[0]
+
+
+async def test_values_kept_during_an_interruption_are_confirmed_when_the_form_resumes():
+    tracker = make_tracker("Llama 3.1 8B için KDV dahil mi?", intent="faq_prices_vat", active_loop="estimate_form",
+                           slots={"language": "tr", "requested_slot": "model", "model": "llama-3.1-8b",
+                                  "model_id": "llama-3.1-8b"},
+                           last_action="action_answer_faq")
+    tracker.events.insert(-1, {"event": "slot", "name": "model", "value": "llama-3.1-8b"})
+    dispatcher = CollectingDispatcher()
+    events = as_dict(await ValidateEstimateForm().run(dispatcher, tracker, DOMAIN))
+    assert events["requested_slot"] == "method"
+    assert "Llama 3.1 8B" in dispatcher.messages[0]["text"]
+
+
+async def test_the_same_question_alternates_between_its_two_wordings():
+    first, _ = await run_form("zzz", slots={"requested_slot": "method", "model": "8b"})
+    assert first["requested_slot"] == "method" and first["question_repeat"] is True
+    second, _ = await run_form("zzz", slots={"requested_slot": "method", "model": "8b", "question_repeat": True})
+    assert second["question_repeat"] is False
+
+
+async def test_faq_answer_uses_the_known_job():
+    tracker = make_tracker("Llama 3.1 8B için 24 GB kart yeter mi?", intent="faq_13b_24gb",
+                           slots={"language": "tr", "model_id": "llama-3.1-8b", "model_size_b": 8.0})
+    dispatcher = CollectingDispatcher()
+    await ActionAnswerFaq().run(dispatcher, tracker, DOMAIN)
+    texts = [m["text"] for m in dispatcher.messages]
+    assert texts[0] == load_knowledge().faq["13b_24gb"].tr
+    assert "Llama 3.1 8B" in texts[1] and "QLoRA" in texts[1] and "24 GB'lık bir kart yeterli" in texts[1]
+
+
+async def test_a_language_switch_repeats_the_previous_answer_in_the_new_language():
+    from actions.repeat import ActionRepeatLastAnswer
+
+    faq_turn = {"text": "KDV dahil mi?", "intent": {"name": "faq_prices_vat"}, "entities": []}
+    switch = {"text": "bunu Farsça anlatır mısın?", "intent": {"name": "switch_language"}, "entities": []}
+    events = [{"event": "user", "text": faq_turn["text"], "parse_data": faq_turn},
+              {"event": "action", "name": "action_answer_faq"}, {"event": "bot", "text": "…", "metadata": {}},
+              {"event": "action", "name": "action_listen"},
+              {"event": "user", "text": switch["text"], "parse_data": switch}]
+    tracker = Tracker("tester", {"language": "fa"}, switch, events, False, None, {}, "action_listen")
+    dispatcher = CollectingDispatcher()
+    await ActionRepeatLastAnswer().run(dispatcher, tracker, DOMAIN)
+    assert dispatcher.messages[0]["response"] == "utter_language_switched"
+    assert dispatcher.messages[1]["text"] == load_knowledge().faq["prices_vat"].fa

@@ -36,9 +36,8 @@ class _RoomAwaitingServer(AsyncServer):
 
 class SocketIOInput(rasa_socketio.SocketIOInput):
     def blueprint(self, on_new_message: Callable[[UserMessage], Awaitable[Any]]) -> Blueprint:
-        original = rasa_socketio.AsyncServer
-        rasa_socketio.AsyncServer = _RoomAwaitingServer  # the stock blueprint builds its server by this name
-        try:
-            return super().blueprint(on_new_message)
-        finally:
-            rasa_socketio.AsyncServer = original
+        # Sessions bound to a server-issued token, checked input, allowed origins only: socketio_sessions.py.
+        # cors_allowed_origins=[] leaves CORS headers to Rasa's --cors (a second header would break browsers).
+        from bot.assistant.channels.socketio_sessions import secure_blueprint
+
+        return secure_blueprint(self, _RoomAwaitingServer(async_mode="sanic", cors_allowed_origins=[]), on_new_message)
