@@ -12,7 +12,6 @@ import inspect
 import re
 import urllib.error
 import urllib.request
-import uuid
 
 import pytest
 import socketio
@@ -46,10 +45,11 @@ async def converse_over_socketio(base_url: str, text: str, timeout: float = 60.0
     replies: list = []
     confirmed = asyncio.Event()
     got_reply = asyncio.Event()
-    session_id = uuid.uuid4().hex
+    session: dict = {}
 
     @client.on("session_confirm")
     async def on_confirm(data):
+        session.update(data)  # the server issues the session: {session_id, session_token}
         confirmed.set()
 
     @client.on("bot_uttered")
@@ -60,9 +60,9 @@ async def converse_over_socketio(base_url: str, text: str, timeout: float = 60.0
     # Polling only: the resolved python-engineio client's websocket transport needs aiohttp >= 3.10 (§3.2).
     await client.connect(base_url, transports=["polling"], socketio_path="/socket.io")
     try:
-        await client.emit("session_request", {"session_id": session_id})
+        await client.emit("session_request", {})
         await asyncio.wait_for(confirmed.wait(), timeout)
-        await client.emit("user_uttered", {"message": text, "session_id": session_id})
+        await client.emit("user_uttered", {"message": text, **session})
         await asyncio.wait_for(got_reply.wait(), timeout)
         await asyncio.sleep(1.0)  # the rest of the turn's messages
     finally:

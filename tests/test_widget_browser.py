@@ -207,7 +207,7 @@ def test_bot_text_is_rendered_as_text_never_as_html(site, page):
     page.goto(f"{site['url']}/?lang=fa")
     wait_for_bot(page, 0)
     page.wait_for_selector(".gpa[data-connection='connected']")
-    session_id = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")
+    session_id = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")["id"]
     hostile = ('<script>window.__pwned = "script"</script><img src=x onerror="window.__pwned=\'img\'">'
                ' <b>bold</b> <a href="javascript:alert(1)">link</a>')
     # A staff reply pushed through the Rasa HTTP API travels the same socket.io path as any bot message.
@@ -296,4 +296,23 @@ def test_new_chat_starts_a_fresh_session(site, page):
     wait_for_bot(page, 0)
     assert page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))") != old_session
     assert [h["who"] for h in history_snapshot(page)] == ["bot"], "only the new greeting is shown"
-    assert len(page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.history'))")) == 1
+    assert page.evaluate("localStorage.getItem('gpuAdvisor.history')") is None
+
+
+def test_host_page_storage_keeps_no_typed_text_and_the_reload_shows_it_masked(site, page):
+    """Security review finding 16: the widget kept 200 messages of what the customer typed, unmasked, in the host
+    site's localStorage. Now it keeps only the server-issued session; the server sends the (masked) history."""
+    page.goto(f"{site['url']}/?lang=tr")
+    wait_for_bot(page, 0)
+    page.wait_for_selector(".gpa[data-connection='connected']")
+    type_message(page, "telefonum 0532 765 43 21, e-posta rt12@örnek.com.tr")
+    stored = page.evaluate("JSON.stringify(Object.assign({}, localStorage))")
+    for secret in ("0532", "765 43 21", "örnek", "telefonum"):
+        assert secret not in stored, stored
+    session = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")
+    assert set(session) == {"id", "token"} and session["id"].startswith("web-")
+    page.reload()
+    page.wait_for_selector(".gpa-row--user .gpa-text")
+    user_lines = page.locator(".gpa-row--user .gpa-text").all_inner_texts()
+    assert any("[PHONE]" in line and "[EMAIL]" in line for line in user_lines), user_lines
+    assert not any("0532" in line for line in user_lines)

@@ -167,9 +167,10 @@
     } catch (e) { /* private mode or full storage: the chat still works, it just is not kept */ }
   }
 
-  function newSessionId() {
-    if (window.crypto && window.crypto.randomUUID) return window.crypto.randomUUID().replace(/-/g, "");
-    return Date.now().toString(16) + Math.random().toString(16).slice(2);
+  function storageRemove(key) {
+    try {
+      window.localStorage.removeItem(STORAGE_PREFIX + key);
+    } catch (e) { /* nothing stored */ }
   }
 
   // ---- the widget -----------------------------------------------------------------------------------------
@@ -178,8 +179,13 @@
     this.options = options;
     this.lang = uiLanguage(root);
     this.t = UI_TEXT[this.lang];
-    this.sessionId = storageGet("session", null);
-    this.history = storageGet("history", []);
+    // The host page's storage keeps only the session the server issued ({id, token}), never what was typed: the
+    // server sends the conversation back (masked) when the session is resumed. Older versions kept the chat here.
+    var saved = storageGet("session", null);
+    this.sessionId = saved && typeof saved === "object" ? saved.id || null : null;
+    this.sessionToken = saved && typeof saved === "object" ? saved.token || null : null;
+    storageRemove("history");
+    this.history = [];
     this.typingTimer = null;
     this.build();
     this.restore();
@@ -262,7 +268,6 @@
   Widget.prototype.remember = function (entry) {
     this.history.push(entry);
     if (this.history.length > HISTORY_LIMIT) this.history = this.history.slice(-HISTORY_LIMIT);
-    storageSet("history", this.history);
   };
 
   Widget.prototype.scrollDown = function () {
@@ -364,7 +369,7 @@
       this.scrollDown();
     }
     this.setTyping(true);
-    var data = { message: message, session_id: this.sessionId };
+    var data = { message: message, session_id: this.sessionId, session_token: this.sessionToken };
     if (hidden) data.metadata = { language_hint: this.lang };
     if (this.socket) this.socket.emit("user_uttered", data);
   };
@@ -395,9 +400,9 @@
 
   Widget.prototype.reset = function () {
     this.history = [];
-    this.sessionId = newSessionId();
-    storageSet("history", this.history);
-    storageSet("session", this.sessionId);
+    this.sessionId = null;
+    this.sessionToken = null;
+    storageRemove("session");
     this.log.textContent = "";
     this.input.focus();
     if (!this.socket) return;
@@ -418,17 +423,23 @@
     var self = this;
     var t = this.t;
     this.pendingGreet = !this.sessionId;
-    if (!this.sessionId) {
-      this.sessionId = newSessionId();
-      storageSet("session", this.sessionId);
-    }
     this.socket = io(url, { path: path, transports: ["polling", "websocket"], reconnection: true,
                             reconnectionDelay: 1000, reconnectionDelayMax: 10000 });
     this.socket.on("connect", function () {
       // After every (re)connection: rejoin the conversation's room so replies find this tab.
-      self.socket.emit("session_request", { session_id: self.sessionId });
+      self.socket.emit("session_request", { session_id: self.sessionId, session_token: self.sessionToken });
     });
-    this.socket.on("session_confirm", function () {
+    this.socket.on("session_confirm", function (session) {
+      var id = session && typeof session === "object" ? session.session_id : session;
+      if (id !== self.sessionId) {
+        // A new session (first visit, "new chat", or a session the server no longer knows): start clean.
+        self.history = [];
+        self.log.textContent = "";
+        self.pendingGreet = true;
+      }
+      self.sessionId = id;
+      self.sessionToken = session && typeof session === "object" ? session.session_token : null;
+      storageSet("session", { id: self.sessionId, token: self.sessionToken });
       self.setStatus(t.connected, "connected");
       if (self.pendingGreet) {
         self.pendingGreet = false;
@@ -436,6 +447,13 @@
       }
     });
     this.socket.on("bot_uttered", function (message) { self.receive(message); });
+    this.socket.on("session_history", function (entries) {
+      // The resumed conversation as the server keeps it (personal data masked); drawn once per page.
+      if (!Array.isArray(entries) || self.history.length) return;
+      self.history = entries.filter(function (e) { return e && (e.from === "user" || e.from === "bot"); })
+        .slice(-HISTORY_LIMIT);
+      self.restore();
+    });
     this.socket.on("disconnect", function (reason) {
       if (reason !== "io client disconnect") self.setStatus(t.reconnecting, "reconnecting");
     });

@@ -1,0 +1,89 @@
+"""REST channel that checks what it is given (credentials key `bot.assistant.channels.rest.RestInput`).
+
+Same URL and answer as Rasa's `rest` channel: `POST /webhooks/rest/webhook {"sender": "...", "message": "..."}` →
+`200 [{"recipient_id": ..., "text": ...}, ...]`. What it adds (security review findings 4, 6, 9, 11, 12):
+
+- a body that is empty, not JSON, not an object, or whose `message` is not a string → `400 {"error": reason}`
+  (Rasa's channel answered 500 or silently `[]`);
+- `sender` is required (400 without it; before, every caller without one shared the conversation "default"), and it
+  may not name a Telegram chat or a website session: those channels authenticate their users, REST does not;
+- `input_channel` is always `rest` and `metadata` keeps only language hints (bot/assistant/channels/limits.py): a
+  client can neither mark its message as staff nor pretend to be the Telegram channel;
+- a message longer than 4,000 characters is not read or stored; the answer says so in the user's language.
+  Streaming (`?stream=true`) is not offered.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from asyncio import CancelledError
+from typing import Any, Awaitable, Callable, Optional, Tuple
+
+from rasa.core.channels import rest as rasa_rest
+from rasa.core.channels.channel import CollectingOutputChannel, UserMessage
+from sanic import Blueprint, response
+from sanic.request import Request
+from sanic.response import HTTPResponse
+
+from bot.assistant.channels.limits import client_metadata, rest_sender_problem, too_long, too_long_answer
+
+logger = logging.getLogger(__name__)
+
+
+def _bad_request(reason: str) -> HTTPResponse:
+    return response.json({"error": reason}, status=400)
+
+
+def read_request(body: bytes) -> Tuple[Optional[dict], Optional[str]]:
+    """(the JSON object, None) or (None, why it cannot be read)."""
+    if not body or not body.strip():
+        return None, "empty body: send a JSON object {\"sender\": ..., \"message\": ...}"
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None, "body is not JSON (UTF-8)"
+    if not isinstance(data, dict):
+        return None, "body must be a JSON object {\"sender\": ..., \"message\": ...}"
+    problem = rest_sender_problem(data.get("sender"))
+    if problem:
+        return None, problem
+    if not isinstance(data.get("message"), str):
+        return None, "message is required: a string"
+    if not data["message"].strip():
+        return None, "message is empty"
+    return data, None
+
+
+class RestInput(rasa_rest.RestInput):
+    @classmethod
+    def name(cls) -> str:
+        return "rest"  # keeps the URL /webhooks/rest/webhook and the channel name stored in tickets
+
+    def blueprint(self, on_new_message: Callable[[UserMessage], Awaitable[Any]]) -> Blueprint:
+        webhook = Blueprint("hardened_rest_webhook", __name__)
+
+        @webhook.route("/", methods=["GET"])
+        async def health(_: Request) -> HTTPResponse:
+            return response.json({"status": "ok"})
+
+        @webhook.route("/webhook", methods=["POST"])
+        async def receive(request: Request) -> HTTPResponse:
+            data, problem = read_request(request.body)
+            if problem:
+                return _bad_request(problem)
+            sender, text = data["sender"], data["message"]
+            metadata = client_metadata(data.get("metadata"))
+            if too_long(text):
+                return response.json([{"recipient_id": sender, "text": too_long_answer(text, metadata)}])
+            collector = CollectingOutputChannel()
+            try:
+                await on_new_message(UserMessage(text, collector, sender, input_channel=self.name(),
+                                                 metadata=metadata))
+            except CancelledError:
+                logger.error("rest: message handling timed out for a conversation")
+            except Exception:
+                # The traceback is masked by the log redaction; the message text itself is not logged.
+                logger.exception("rest: message handling failed")
+            return response.json(collector.messages)
+
+        return webhook
