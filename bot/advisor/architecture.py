@@ -16,6 +16,7 @@ The formulas follow the Hugging Face modelling code of each family, checked agai
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Dict, List, Tuple
 
 
@@ -43,7 +44,7 @@ def is_moe_layer(m, index: int) -> bool:
 
 
 def moe_layer_count(m) -> int:
-    return sum(is_moe_layer(m, i) for i in range(m.layers)) if m.moe else 0
+    return sum(n for _, moe, n in block_variants(m) if moe) if m.moe else 0
 
 
 def attention_dims(m, kind: str) -> Tuple[int, int, int, bool]:
@@ -178,11 +179,17 @@ def module_shapes(m, kind: str, moe_layer: bool) -> Dict[str, Tuple[int, int, in
     return mods
 
 
-def block_variants(m) -> List[Tuple[str, bool, int]]:
+def block_variants(m) -> Tuple[Tuple[str, bool, int], ...]:
     """(attention kind, MoE layer?, how many layers) for the distinct block types of the model."""
+    moe = m.moe
+    return _variants(m.layers, m.layer_pattern or "F", moe.every if moe else 0, moe.first_dense if moe else 0)
+
+
+@lru_cache(maxsize=256)
+def _variants(layers: int, pattern: str, every: int, first_dense: int) -> Tuple[Tuple[str, bool, int], ...]:
     counts: Dict[Tuple[str, bool], int] = {}
-    kinds = layer_kinds(m)
-    for i in range(m.layers):
-        key = (kinds[i], is_moe_layer(m, i))
+    for i in range(layers):
+        moe = bool(every) and i >= first_dense and (i + 1 - first_dense) % every == 0
+        key = (pattern[i % len(pattern)], moe)
         counts[key] = counts.get(key, 0) + 1
-    return [(kind, moe, n) for (kind, moe), n in counts.items()]
+    return tuple((kind, moe, n) for (kind, moe), n in counts.items())

@@ -65,12 +65,34 @@ Assumption codes (``MemoryEstimate.assumptions``; rendered to text from ``knowle
     offload_params                parameters and gradients live in CPU memory too
     cuda_context_not_in_torch     the CUDA context is not counted by torch's memory statistics
     allocator_reserve             the caching allocator reserves more than it hands out
+    explicit_head_dim             config.json head_dim differs from hidden/heads (q/k/v widths use it)
+    sliding_window_layers         some layers attend within a window (no effect on FlashAttention's
+                                  linear memory; Hugging Face eager still builds full scores)
+    linear_attention_layers       Gated DeltaNet layers: a fixed-size state, no seq^2 scores
+    logit_softcap                 Gemma's final logit soft-capping adds a tanh copy of the logits
+    vision_tower_frozen           the checkpoint's vision tower is loaded and kept frozen
+    moe_all_experts_resident      Mixture-of-Experts: every expert is stored (weights, and for full
+                                  fine-tuning gradients and optimizer states, follow the total)
+    moe_active_experts            activations follow the k experts each token is routed to
+    moe_lora_attention_only       MoE LoRA adapts attention only
+    moe_lora_dense_shared         MoE LoRA adapts attention, dense-layer MLPs and shared experts
+                                  (PEFT "all-linear" on fused experts; the default)
+    moe_lora_all_experts          MoE LoRA adds one adapter per routed expert (x experts)
+    qlora_moe_experts_bf16        QLoRA of a MoE: fused expert tensors stay bf16 (stock bitsandbytes
+                                  + PEFT on Transformers v5); alternatives_gib has the NF4 figure
+    qlora_moe_experts_nf4         QLoRA of a MoE: the framework quantizes the experts to NF4 too;
+                                  alternatives_gib has the bf16 figure
+    mxfp4_dequantized_bf16        MXFP4 experts (gpt-oss) are dequantized to bf16 for training
+    mxfp4_experts_kept            MXFP4 experts kept at 4.25 bit (frameworks with native MXFP4 kernels)
+    dequantized_load_peak         loading (bf16 dequantization on one GPU) sets the peak, not training
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, List, Tuple
 
+from bot.advisor import architecture as arch
 from bot.advisor.schema import COMPONENTS, MemoryEstimate, ModelArch, TrainingPlan
 
 GIB = 2 ** 30
@@ -124,37 +146,59 @@ DYNAMIC_LOW_FACTOR = 0.75
 DYNAMIC_HIGH_FACTOR = 1.25
 
 
+# MXFP4 (OCP Microscaling Formats spec v1.0): 4-bit E2M1 elements plus one 8-bit E8M0 scale per 32-element block,
+# 4.25 bit per weight: how gpt-oss ships its experts when training does not dequantize them (Unsloth's native path).
+MXFP4_BYTES_PER_PARAM = (4 + 8 / 32) / 8
+
+# Final logit soft-capping (Gemma 2/4; transformers modeling_gemma2.py Gemma2ForCausalLM.forward:
+# logits / cap -> tanh -> * cap on the whole b*s*V tensor): tanh saves its 16-bit output for backward, and the
+# gradient passes back through one more 16-bit b*s*V tensor at the start of backward.
+SOFTCAP_HELD_BYTES = BF16_BYTES
+SOFTCAP_WORK_BYTES = BF16_BYTES
+
+# MoE router per token (transformers MixtralSparseMoeBlock / Qwen3MoeSparseMoeBlock / GptOssTopKRouter): 16-bit
+# router logits and the fp32 softmax saved for backward, one value per expert.
+ROUTER_BYTES_PER_EXPERT = BF16_BYTES + FP32_BYTES
+
+
 @dataclass(frozen=True)
 class _Shapes:
     head_dim: int
+    q_dim: int
     kv_dim: int
     embed_params: int      # input embedding
     head_params: int       # separate LM head (0 when tied)
     linear_params: int     # everything else (decoder blocks + norms), from the plan's param count
-    layer_params: float    # linear_params / layers
+    layer_params: float    # the largest block (linear_params / layers for a uniform dense model)
+    expert_params: int     # routed experts of all MoE layers (0 for dense models)
+    variants: Tuple[Tuple[str, bool, int], ...]
 
 
 def _shapes(m: ModelArch) -> _Shapes:
-    head_dim = m.hidden // m.heads
+    head_dim = arch.head_dim(m)
     kv_dim = head_dim * m.kv_heads
     embed = m.vocab * m.hidden
     head = 0 if m.tied_embeddings else m.vocab * m.hidden
     # The plan's total is authoritative (biases, norms, padded vocabularies, parallel blocks);
     # whatever is not embedding/head lives in the decoder blocks.
     linear = max(m.params - embed - head, 0)
-    return _Shapes(head_dim, kv_dim, embed, head, linear, linear / m.layers)
+    variants = arch.block_variants(m)
+    layer = linear / m.layers
+    experts = 0
+    if m.moe is not None or len(variants) > 1:
+        # blocks differ (MoE and dense layers, linear and full attention): sharded runs gather the largest one
+        by_variant = {(kind, moe): arch.attention_params(m, kind) + m.norms_per_layer * m.hidden
+                      + (arch.router_params(m) + m.moe.experts * arch.expert_params(m) + arch.shared_expert_params(m)
+                         if moe else arch.dense_mlp_params(m, m.intermediate))
+                      for kind, moe, _ in variants}
+        layer = max(layer, max(by_variant.values())) if m.moe is not None else layer
+        experts = arch.routed_expert_params_total(m)
+    return _Shapes(head_dim, m.heads * head_dim, kv_dim, embed, head, linear, layer, experts, variants)
 
 
-def _module_shapes(m: ModelArch, s: _Shapes) -> Dict[str, Tuple[int, int]]:
-    """(in_features, out_features) of each linear layer of one decoder block."""
-    mods = {"q": (m.hidden, m.hidden), "k": (m.hidden, s.kv_dim), "v": (m.hidden, s.kv_dim),
-            "o": (m.hidden, m.hidden)}
-    if m.mlp == "swiglu":   # gate, up: h -> I; down: I -> h (Shazeer 2020, Llama)
-        mods.update({"gate": (m.hidden, m.intermediate), "up": (m.hidden, m.intermediate),
-                     "down": (m.intermediate, m.hidden)})
-    else:                   # GPT-style fc1: h -> I, fc2: I -> h
-        mods.update({"fc1": (m.hidden, m.intermediate), "fc2": (m.intermediate, m.hidden)})
-    return mods
+def _module_shapes(m: ModelArch, s: _Shapes, kind: str = "F", moe_layer: bool = False) -> Dict[str, Tuple[int, int]]:
+    """(in_features, out_features) of each linear layer of one decoder block (first of its copies)."""
+    return {name: (i, o) for name, (i, o, _) in arch.module_shapes(m, kind, moe_layer).items()}
 
 
 LORA_TARGET_MODULES = {
@@ -162,20 +206,56 @@ LORA_TARGET_MODULES = {
     "attention": ("q", "k", "v", "o"),
     "all_linear": ("q", "k", "v", "o", "gate", "up", "down", "fc1", "fc2"),
 }
+_MLP_NAMES = ("gate", "up", "down", "fc1", "fc2")
+
+
+def _lora_targets(plan: TrainingPlan, kind: str, moe_layer: bool) -> frozenset:
+    """Names of the linear layers LoRA adapts in one block (see schema.MoeLoraTargets for MoE models)."""
+    if plan.lora is None or plan.method == "full":
+        return frozenset()
+    return _targets(plan.lora.targets, kind, plan.model.moe is not None, plan.lora.moe_targets)
+
+
+@lru_cache(maxsize=64)
+def _targets(targets: str, kind: str, is_moe_model: bool, moe_targets: str) -> frozenset:
+    if kind == "L":
+        # Gated DeltaNet projections are not q_proj/k_proj/v_proj/o_proj: only "all-linear" reaches them
+        attn = {"qkv", "z", "o"} if targets == "all_linear" else set()
+    else:
+        attn = set(LORA_TARGET_MODULES[targets]) - set(_MLP_NAMES)
+    if targets != "all_linear":
+        return frozenset(attn)
+    if not is_moe_model:
+        return frozenset(attn | set(_MLP_NAMES))
+    if moe_targets == "attention":
+        return frozenset(attn)
+    names = attn | set(_MLP_NAMES) | {"shared_" + n for n in _MLP_NAMES}
+    if moe_targets == "all_experts":
+        names |= {"expert_" + n for n in _MLP_NAMES}
+    return frozenset(names)
 
 
 def adapter_params(plan: TrainingPlan) -> int:
-    """LoRA parameters: rank * (in + out) for every targeted linear layer of every block."""
+    """LoRA parameters: rank * (in + out) for every targeted linear layer of every block (x experts when every
+    routed expert gets its own adapter)."""
     if plan.lora is None or plan.method == "full":
         return 0
     m = plan.model
-    mods = _module_shapes(m, _shapes(m))
-    targets = LORA_TARGET_MODULES[plan.lora.targets]
-    per_layer = sum(plan.lora.rank * (i + o) for name, (i, o) in mods.items() if name in targets)
-    return per_layer * m.layers
+    total = 0
+    for kind, moe_layer, n in arch.block_variants(m):
+        targets = _lora_targets(plan, kind, moe_layer)
+        mods = arch.module_shapes(m, kind, moe_layer)
+        total += n * sum(plan.lora.rank * (i + o) * copies for name, (i, o, copies) in mods.items()
+                         if name in targets)
+    return total
 
 
-def _activation_bytes_per_token_layer(plan: TrainingPlan, s: _Shapes) -> float:
+def _experts_quantized(plan: TrainingPlan) -> bool:
+    return plan.method == "qlora" and plan.qlora_moe_experts == "nf4"
+
+
+def _activation_bytes_per_token_layer(plan: TrainingPlan, s: _Shapes, kind: str = "F",
+                                      moe_layer: bool = False) -> float:
     """Bytes saved for backward per token in one decoder block, without checkpointing.
 
     Walks the ops of a Llama/GPT-NeoX block as HF transformers + PEFT run them. Autograd saves a
@@ -183,15 +263,24 @@ def _activation_bytes_per_token_layer(plan: TrainingPlan, s: _Shapes) -> float:
     its input (grad_input needs only the weight):
 
     * RMSNorm upcasts its input to fp32 and pow/mul save it (4h); with a trained norm weight the
-      normalised tensor is saved too (2h, or 4h when the residual stream is fp32 under AMP).
+      normalised tensor is saved too (2h, or 4h when the residual stream is fp32 under AMP). Gemma's
+      pre- and post-norms count each; QK-norm does the same on q and k.
     * a trained linear saves its 16-bit input; a LoRA-adapted frozen linear saves the fp32 copy PEFT
       makes for lora_A (``x.to(lora_A.weight.dtype)``), one per adapted module.
     * bitsandbytes 4-bit linears (QLoRA) save their 16-bit input even though the weight is frozen
-      (MatMul4Bit keeps ``ctx.tensors = (A, B)`` whenever an input needs a gradient).
+      (MatMul4Bit keeps ``ctx.tensors = (A, B)`` whenever an input needs a gradient). Fused MoE expert
+      tensors that bitsandbytes cannot quantize are plain bf16 parameters and save nothing when frozen.
     * FlashAttention saves q, k, v, out (+ a small logsumexp); eager attention saves q and the
-      repeated k, v, the fp32 softmax output and its 16-bit copy (heads * s per token each).
+      repeated k, v, the fp32 softmax output and its 16-bit copy (heads * s per token each). Hugging Face's
+      eager path builds the full s x s scores on sliding-window and chunked layers too (the window is a mask,
+      transformers eager_attention_forward), so only linear-attention layers have no seq^2 term.
+    * Gated DeltaNet (flash-linear-attention chunk_gated_delta_rule) saves the conv1d input and output over the
+      2*Kd + Vd q/k/v channels, the b/a gates, the core output and z before the gated RMSNorm (fp32 input).
     * SwiGLU saves the gate output (SiLU input), SiLU output and up output (the product's inputs);
       GELU saves the fc1 output. The down/fc2 input is saved only by a trained/adapted/4-bit down.
+    * a MoE layer: the router's 16-bit logits and fp32 softmax (per expert), then for each of the k experts a
+      token goes to the same MLP tensors at the expert width, plus the expert output that the routing-weight
+      multiply saves; shared experts as a dense MLP at their width.
     """
     m = plan.model
     h, kv, inter = m.hidden, s.kv_dim, m.intermediate
@@ -199,37 +288,58 @@ def _activation_bytes_per_token_layer(plan: TrainingPlan, s: _Shapes) -> float:
     qlora = plan.method == "qlora"
     act = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
     stream = _stream_bytes(plan)
-    targets = LORA_TARGET_MODULES[plan.lora.targets] if (plan.lora and not full) else ()
+    targets = _lora_targets(plan, kind, moe_layer)
 
     def linear_input(names: Tuple[str, ...], width: int) -> float:
         """Saved input bytes of the linears in ``names`` that all read the same tensor."""
         if full:
             return act * width                      # one shared 16-bit input
         saved = FP32_BYTES * width * sum(n in targets for n in names)   # PEFT's fp32 copies
-        if qlora:
+        if qlora and (not names[0].startswith("expert_") or _experts_quantized(plan)):
             saved += act * width                    # bnb keeps the shared 16-bit input
         return saved
 
+    def mlp(prefix: str, width: int) -> float:
+        if m.mlp == "swiglu":
+            return (linear_input((prefix + "gate", prefix + "up"), h)
+                    + act * 3 * width                               # gate out, silu out, up out
+                    + linear_input((prefix + "down",), width))
+        return (linear_input((prefix + "fc1",), h) + act * width    # fc1 out (GELU input)
+                + linear_input((prefix + "fc2",), width))
+
     total = 0.0
     norm = FP32_BYTES * h + (stream * h if full else 0)
-    total += 2 * norm                                               # attention and MLP norms
-    total += linear_input(("q", "k", "v"), h)
-    if plan.attention == "flash":
-        total += act * (2 * h + 2 * kv)                             # q, k, v, out
-        if not full:                                                # out doubles as o's input
-            total += FP32_BYTES * h * ("o" in targets)
+    total += max(2, m.norms_per_layer) * norm                       # attention and MLP (pre/post) norms
+    if kind == "L":
+        kd, vd = arch.linear_attention_dims(m)
+        channels = 2 * kd + vd
+        total += linear_input(("qkv", "z"), h)
+        total += act * (2 * channels + 2 * m.linear_attention.value_heads + 2 * vd)
+        total += FP32_BYTES * vd                                    # gated RMSNorm upcasts its input
+        total += linear_input(("o",), vd)
     else:
-        total += act * 3 * h                                        # q, repeated k, repeated v
-        total += (FP32_BYTES + act) * m.heads * plan.seq_len        # fp32 softmax + 16-bit probs
-        total += linear_input(("o",), h)
-    if m.mlp == "swiglu":
-        total += linear_input(("gate", "up"), h)
-        total += act * 3 * inter                                    # gate out, silu out, up out
-        total += linear_input(("down",), inter)
+        q, kv, _, _ = arch.attention_dims(m, kind)
+        total += linear_input(("q", "k", "v"), h)
+        if m.qk_norm:
+            total += FP32_BYTES * (q + kv)                          # per-head RMSNorm on q and k
+        if m.attention_output_gate:
+            total += act * 2 * q                                    # gate logits and the gated output
+        if plan.attention == "flash":
+            total += act * (2 * q + 2 * kv)                         # q, k, v, out
+            if not full:                                            # out doubles as o's input
+                total += FP32_BYTES * q * ("o" in targets)
+        else:
+            total += act * 3 * q                                    # q, repeated k, repeated v
+            total += (FP32_BYTES + act) * m.heads * plan.seq_len    # fp32 softmax + 16-bit probs
+            total += linear_input(("o",), q)
+    if moe_layer:
+        moe = m.moe
+        total += ROUTER_BYTES_PER_EXPERT * moe.experts
+        total += moe.experts_per_token * (mlp("expert_", moe.expert_intermediate) + act * h)
+        if moe.shared_experts:
+            total += moe.shared_experts * mlp("shared_", moe.shared_intermediate or moe.expert_intermediate)
     else:
-        total += linear_input(("fc1",), h)
-        total += act * inter                                        # fc1 out (GELU input)
-        total += linear_input(("fc2",), inter)
+        total += mlp("", inter)
     return total
 
 
@@ -243,17 +353,36 @@ def _stream_bytes(plan: TrainingPlan) -> int:
     return BF16_BYTES
 
 
-def _layer_backward_working_bytes_per_token(plan: TrainingPlan) -> float:
+def _layer_backward_working_bytes_per_token(plan: TrainingPlan, moe_layer: bool = False) -> float:
     """Transient gradients while one block runs backward: the incoming and outgoing hidden-state
-    gradients and the gradients of the MLP intermediates (3 for SwiGLU, 2 for GELU)."""
+    gradients and the gradients of the MLP intermediates (3 for SwiGLU, 2 for GELU; a MoE layer's k
+    experts and shared experts)."""
     m = plan.model
     act = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
     n_inter = 3 if m.mlp == "swiglu" else 2
-    return act * (2 * m.hidden + n_inter * m.intermediate)
+    width = m.intermediate
+    if moe_layer:
+        moe = m.moe
+        width = (moe.experts_per_token * moe.expert_intermediate
+                 + moe.shared_experts * (moe.shared_intermediate or moe.expert_intermediate))
+    return act * (2 * m.hidden + n_inter * width)
 
 
 def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
-    """Per-GPU peak memory of one training step of ``plan`` (see the module docstring)."""
+    """Per-GPU peak memory of one training step of ``plan`` (see the module docstring).
+
+    For a QLoRA plan of a MoE model the estimate assumes the stack's reading of ``plan.qlora_moe_experts`` and
+    gives the other reading in ``alternatives_gib``."""
+    est = _estimate(plan)
+    m = plan.model
+    if plan.method == "qlora" and m.moe is not None:
+        other = "nf4" if plan.qlora_moe_experts == "bf16" else "bf16"
+        alt = _estimate(plan.copy(update={"qlora_moe_experts": other}))
+        est = est.copy(update={"alternatives_gib": {f"qlora_moe_experts_{other}": alt.per_gpu_gib}})
+    return est
+
+
+def _estimate(plan: TrainingPlan) -> MemoryEstimate:
     m = plan.model
     s = _shapes(m)
     sharding = plan.sharding if plan.gpus > 1 else "none"
@@ -271,6 +400,25 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
     emb_head = s.embed_params + s.head_params
     head_unit = m.vocab * m.hidden                       # the LM head (the embedding when tied)
     autocast_copies = 0.0
+    frozen_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
+    expert_bytes_frozen = BF16_BYTES
+    if m.moe is not None:
+        codes += ["moe_all_experts_resident", "moe_active_experts"]
+        if m.moe.expert_dtype == "mxfp4":
+            if m.moe.dequantize_for_training or full:
+                codes.append("mxfp4_dequantized_bf16")
+            else:
+                expert_bytes_frozen = MXFP4_BYTES_PER_PARAM
+                codes.append("mxfp4_experts_kept")
+        if plan.lora is not None and not full:
+            codes.append({"attention": "moe_lora_attention_only", "attention_dense_shared": "moe_lora_dense_shared",
+                          "all_experts": "moe_lora_all_experts"}[plan.lora.moe_targets])
+    if m.layer_pattern and set(m.layer_pattern) & set("SC"):
+        codes.append("sliding_window_layers")
+    if m.layer_pattern and "L" in m.layer_pattern:
+        codes.append("linear_attention_layers")
+    if m.head_dim and m.head_dim * m.heads != m.hidden:
+        codes.append("explicit_head_dim")
     if full:
         trained = m.params
         master_bytes = 0
@@ -309,13 +457,26 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
         base_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
         if plan.method == "qlora":
             nf4 = NF4_BYTES_PER_PARAM + NF4_CONSTANT_BYTES_PER_PARAM
-            weights_full = s.linear_params * nf4 + emb_head * base_bytes
+            quantized = s.linear_params
+            weights_full = emb_head * base_bytes
+            if s.expert_params and not _experts_quantized(plan):
+                # fused 3-D expert tensors: bitsandbytes cannot quantize them (stock PEFT + Transformers v5)
+                quantized -= s.expert_params
+                weights_full += s.expert_params * expert_bytes_frozen
+                codes.append("qlora_moe_experts_bf16")
+            elif s.expert_params:
+                codes.append("qlora_moe_experts_nf4")
+            weights_full += quantized * nf4
             # bitsandbytes dequantises one weight matrix at a time into a 16-bit buffer
-            weights_full += max(i * o for i, o in _module_shapes(m, s).values()) * BF16_BYTES
+            weights_full += max(i * o for kind, moe_layer, _ in s.variants
+                                for name, (i, o) in _module_shapes(m, s, kind, moe_layer).items()
+                                if _experts_quantized(plan) or not name.startswith("expert_")) * BF16_BYTES
             layer_unit = s.layer_params * nf4
             codes += ["qlora_nf4_base", "qlora_embeddings_unquantized"]
         else:
             weights_full = m.params * base_bytes
+            if s.expert_params and expert_bytes_frozen != base_bytes:
+                weights_full += s.expert_params * (expert_bytes_frozen - base_bytes)
             # FSDP/ZeRO mixed precision gathers the fp32 shards as bf16
             layer_unit = s.layer_params * (BF16_BYTES if sharding != "none" else base_bytes)
             codes.append("lora_base_fp32" if base_bytes == FP32_BYTES else "lora_base_bf16")
@@ -326,6 +487,10 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
                 autocast_copies = (blocks * s.layer_params + head_unit) * BF16_BYTES
         head_unit_bytes = head_unit * (BF16_BYTES if sharding != "none" else base_bytes)
         codes.append("adapters_fp32")
+    if m.vision_params:
+        # a multimodal checkpoint's vision tower is loaded and kept frozen (not trained, no adapters)
+        weights_full += m.vision_params * frozen_bytes
+        codes.append("vision_tower_frozen")
     if m.tied_embeddings:
         codes.append("tied_embeddings")
     if m.kv_heads < m.heads:
@@ -407,8 +572,9 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
         optimizer = trained * (per_param_state + master_bytes) / (n if shards_states else 1)
 
     # ---- activations ---------------------------------------------------------------------------------
-    per_tok_layer = _activation_bytes_per_token_layer(plan, s)
-    working = _layer_backward_working_bytes_per_token(plan) * tokens
+    per_variant = [(_activation_bytes_per_token_layer(plan, s, kind, moe_layer),
+                    _layer_backward_working_bytes_per_token(plan, moe_layer) * tokens, n)
+                   for kind, moe_layer, n in s.variants]
     # Activation offloading (torchtune) streams saved tensors to CPU and keeps about two blocks'
     # worth in flight (the one being offloaded and the one being prefetched back).
     resident_layers = min(m.layers, ACTIVATION_OFFLOAD_RESIDENT_LAYERS) if plan.activation_offload else m.layers
@@ -416,11 +582,13 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
         codes.append("activation_offload")
     if plan.gradient_checkpointing:
         stored = resident_layers * tokens * m.hidden * _stream_bytes(plan)   # each block's input
-        recompute = per_tok_layer * tokens + working                          # one block recomputed
+        # one block recomputed at a time: the most expensive kind of block sets it
+        recompute = max(per_tok * tokens + working for per_tok, working, _ in per_variant)
         codes.append("gradient_checkpointing")
     else:
-        stored = resident_layers * tokens * per_tok_layer
-        recompute = working
+        per_layer_avg = sum(per_tok * n for per_tok, _, n in per_variant) / m.layers
+        stored = resident_layers * tokens * per_layer_avg
+        recompute = max(working for _, working, _ in per_variant)
         codes.append("no_gradient_checkpointing")
     codes.append("flash_attention" if plan.attention == "flash" else "eager_attention_scores")
 
@@ -448,6 +616,10 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
         codes.append("compiled_cross_entropy")
     else:
         codes.append("logits_fp32_cross_entropy")
+    if m.final_logit_softcap and plan.cross_entropy == "standard" and not plan.compiled:
+        held_bytes += SOFTCAP_HELD_BYTES
+        ce_work += SOFTCAP_WORK_BYTES
+        codes.append("logit_softcap")
     logits_peak = logit_elems * (held_bytes + ce_work)
     logits_held = logit_elems * held_bytes
     # The start of backward (all saved activations + the cross-entropy copies) or a block's backward
@@ -497,12 +669,27 @@ def estimate_memory(plan: TrainingPlan) -> MemoryEstimate:
                   + gradients + fsdp_mixed_grad_pitfall)
     high = high_alloc * (1 + ALLOCATOR_RESERVE_FRACTION_HIGH) + context
 
-    return MemoryEstimate(
+    # MXFP4 checkpoints (gpt-oss): Hugging Face trainers dequantize the experts to bf16 on the GPU that loads the
+    # model, before any sharding or 4-bit quantization (models-2026.md §2.1; hiyouga/LlamaFactory#8872: ~50 GB on
+    # an A100 for gpt-oss-20b, OOM on 24 GB cards), so every GPU of the plan must hold the bf16 model once.
+    load_peak = None
+    if m.moe is not None and m.moe.expert_dtype == "mxfp4" and (m.moe.dequantize_for_training or full):
+        load_peak = (m.params + m.vision_params) * BF16_BYTES + context
+        if load_peak > total:
+            components["weights"] += load_peak - total
+            total = load_peak
+            codes.append("dequantized_load_peak")
+        low, high = max(low, load_peak), max(high, load_peak)
+
+    # construct(): the fields are built right here from COMPONENTS, so pydantic's validation (most of the cost of
+    # an estimate) adds nothing; the estimate + rank budget is < 1 ms per plan (bench/bench_advice.py).
+    return MemoryEstimate.construct(
         per_gpu_gib=round(total / GIB, 3),
         components_gib={k: round(components[k] / GIB, 3) for k in COMPONENTS},
         low_gib=round(low / GIB, 3),
         high_gib=round(max(high, total) / GIB, 3),
         assumptions=list(dict.fromkeys(codes)),
+        load_peak_gib=round(load_peak / GIB, 3) if load_peak is not None else None,
     )
 
 

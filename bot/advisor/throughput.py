@@ -2,7 +2,7 @@
 
     time = training FLOPs / (GPUs x dense BF16 peak x utilisation x multi-GPU scaling)
 
-FLOPs per token (../shared/research/gpu-facts.md §3):
+FLOPs per token (gpu-facts.md §3 of the project's research notes; models-2026.md §4 for MoE):
 
 * full fine-tuning 6·N (forward 2N, backward 4N: Kaplan et al. 2020, Chinchilla, EleutherAI Transformer Math 101)
 * LoRA / QLoRA 4·N (frozen weights still need the forward and the activation-gradient backward, not the
@@ -13,7 +13,14 @@ FLOPs per token (../shared/research/gpu-facts.md §3):
   ×4 with recomputation.
 
 N is the number of parameters that take part in matrix multiplies: the input embedding is a table lookup, so an
-untied embedding matrix is left out (a tied one is also the LM head and stays in).
+untied embedding matrix is left out (a tied one is also the LM head and stays in). For a Mixture-of-Experts model
+N counts the ACTIVE parameters: attention, router, shared experts and the k routed experts a token is sent to
+(models-2026.md §4: NeMo's gpt-oss-20b run works out to 21.4 GFLOP/token against 6 x 3.6 B = 21.6).
+
+MoE runs far below dense utilisation on stock stacks (token routing, small per-expert matmuls, no expert
+parallelism), so MoE plans use their own table, MOE_UTILISATION. A card class whose figure rests on no published
+measurement is flagged ``measured=False``; :func:`is_estimated` and ``TrainingCost.estimated`` carry that to the
+answer, which then says the speed is estimated.
 
 The utilisation figures below apply to exactly this FLOP count (recomputation included when the plan checkpoints),
 so they are hardware-FLOPs utilisation. Each one is argued against the published measurements in gpu-facts.md §2;
@@ -25,6 +32,7 @@ from typing import Dict, Optional
 
 from pydantic import BaseModel
 
+from bot.advisor.architecture import active_params, head_dim, kind_counts
 from bot.advisor.schema import TrainingPlan
 
 
@@ -33,6 +41,7 @@ class Utilisation(BaseModel):
 
     value: float
     basis: str
+    measured: bool = True      # False: no published measurement on this card class; the figure is derived
 
 
 # Utilisation per card class (knowledge/gpus.yml perf_class). Sources: gpu-facts.md §2.1 rows and §2.3.
@@ -52,18 +61,36 @@ UTILISATION: Dict[str, Utilisation] = {
     "ada": Utilisation(value=0.45, basis=(
         "RTX 4090: torchtune Llama 3.1 8B on one 4090 (rows 1-3) implies ≈48 % (full), ≈62 % (LoRA), ≈48 % "
         "(QLoRA) of 165.2 TFLOPS under 6N/4N with torch.compile; 0.45 for an uncompiled Hugging Face stack.")),
-    "ada_datacenter": Utilisation(value=0.30, basis=(
+    "ada_datacenter": Utilisation(measured=False, value=0.30, basis=(
         "L40S: no published fine-tuning measurement (gpu-facts.md §2.1 'not found'). 2.2x the 4090's tensor peak "
         "but a 350 W limit and 0.86x its memory bandwidth; 0.30 makes it ≈1.5x a 4090. Assumption.")),
-    "ampere_pcie": Utilisation(value=0.40, basis=(
+    "ampere_pcie": Utilisation(measured=False, value=0.40, basis=(
         "A40: no published fine-tuning measurement. Same GA102 chip as the RTX A6000/3090 with mature kernels, "
         "300 W passive card: slightly below the 4090 figure. Assumption.")),
-    "ada_low_power": Utilisation(value=0.25, basis=(
+    "ada_low_power": Utilisation(measured=False, value=0.25, basis=(
         "L4: no published fine-tuning measurement. A 72 W card cannot hold its boost clock under sustained "
         "tensor load; taken well below the 450 W 4090. Assumption.")),
     "blackwell_workstation": Utilisation(value=0.30, basis=(
         "RTX PRO 6000: Exxact Llama 3.1 8B LoRA, Hugging Face + DDP, 4,962 tok/s on one card (row 16) ≈30 % of "
         "the derived ≈500 TFLOPS peak, which NVIDIA does not publish (gpu-facts.md §1.1).")),
+}
+
+# Hopper MoE figure (models-2026.md §4 row T7, HF blog 2026-06-24): Qwen3-30B-A3B fine-tuning on 8x H100 with stock
+# Hugging Face Transformers v5 ran at 3,075 tok/s/GPU x 23.0 GFLOP/token (T4/T11) = 70.7 TFLOP/s = 7.1 % of 989;
+# NeMo AutoModel with expert parallelism and DeepEP reached 11,340 tok/s (26 %), which a stock single-node run does
+# not get. A QLoRA MoE run with offloading reached 3.6 % (T13, Llama 4 Scout on one H100), consistent with 7 %
+# divided by the QLoRA factor and offloading. No MoE measurement exists for the other card classes: they scale the
+# Hopper figure by their dense ratio and are flagged as estimated.
+MOE_HOPPER_UTILISATION = 0.07
+MOE_UTILISATION: Dict[str, Utilisation] = {
+    cls: Utilisation(
+        value=round(MOE_HOPPER_UTILISATION * u.value / UTILISATION["hopper"].value, 4),
+        measured=cls == "hopper",
+        basis=("Qwen3-30B-A3B on H100 with stock Transformers v5: 3,075 tok/s/GPU = 7.1 % of peak (models-2026.md "
+               "T7)" if cls == "hopper" else
+               f"no published MoE measurement: the Hopper MoE figure (7 %) x this class's dense ratio "
+               f"({u.value:.2f} / {UTILISATION['hopper'].value:.2f})"))
+    for cls, u in UTILISATION.items()
 }
 
 # QLoRA has LoRA's FLOPs (weights are dequantised to BF16 for every matmul) but the dequantisation kernels cost
@@ -99,10 +126,11 @@ class CardLike(BaseModel):
 
 
 def flops_params(plan: TrainingPlan) -> int:
-    """Parameters that take part in matrix multiplies (the input embedding lookup does not)."""
+    """Parameters that take part in a token's matrix multiplies: all of them for a dense model, the active ones
+    (k routed experts of each MoE layer) for a Mixture-of-Experts model; the input embedding lookup never."""
     m = plan.model
     lookup_only = 0 if m.tied_embeddings else m.vocab * m.hidden
-    return max(m.params - lookup_only, 1)
+    return max(active_params(m) - lookup_only, 1)
 
 
 def flops_per_token(plan: TrainingPlan) -> float:
@@ -112,14 +140,28 @@ def flops_per_token(plan: TrainingPlan) -> float:
     if plan.gradient_checkpointing:
         passes += 2
     m = plan.model
-    attention_forward = 4 * m.layers * m.hidden * plan.seq_len
+    # softmax attention only: Gated DeltaNet layers have no seq^2 term (their state updates are in N's matmuls
+    # up to a per-token constant); sliding/chunked layers attend over at most their window
+    counts = kind_counts(m) if m.layer_pattern != "F" else {"F": m.layers}
+    window = min(plan.seq_len, m.sliding_window or plan.seq_len)
+    span = counts.get("F", 0) * plan.seq_len + (counts.get("S", 0) + counts.get("C", 0)) * window
+    attention_forward = 4 * m.heads * head_dim(m) * span            # q.k and p.v over the attended span
     attention = attention_forward * (4 if plan.gradient_checkpointing else 3)
     return passes * n + attention
 
 
-def utilisation(card, method: str) -> float:
-    value = UTILISATION[card.perf_class].value
+def utilisation_entry(card, moe: bool = False) -> Utilisation:
+    return (MOE_UTILISATION if moe else UTILISATION)[card.perf_class]
+
+
+def utilisation(card, method: str, moe: bool = False) -> float:
+    value = utilisation_entry(card, moe).value
     return value * (LORA_UTILISATION_FACTOR if method in ("lora", "qlora") else 1.0)
+
+
+def is_estimated(plan: TrainingPlan, card) -> bool:
+    """True when the speed for this plan on this card rests on no published measurement (say so in the answer)."""
+    return not utilisation_entry(card, plan.model.moe is not None).measured
 
 
 def scaling_efficiency(plan: TrainingPlan, card) -> float:
@@ -130,7 +172,8 @@ def scaling_efficiency(plan: TrainingPlan, card) -> float:
 
 def tokens_per_second(plan: TrainingPlan, card) -> float:
     """Training tokens per second for the whole plan (all its GPUs together)."""
-    per_gpu = card.bf16_tflops * 1e12 * utilisation(card, plan.method) / flops_per_token(plan)
+    per_gpu = (card.bf16_tflops * 1e12 * utilisation(card, plan.method, plan.model.moe is not None)
+               / flops_per_token(plan))
     if plan.method == "qlora":
         per_gpu /= QLORA_TIME_FACTOR
     return per_gpu * plan.gpus * scaling_efficiency(plan, card)
@@ -145,6 +188,7 @@ class TrainingCost(BaseModel):
     gpu_hours: float
     cost_usd: float            # VAT excluded
     cost_usd_with_vat: float
+    estimated: bool = False    # no published measurement behind this card class's speed (for this kind of model)
 
 
 def training_cost(plan: TrainingPlan, card, tokens: float, vat_rate: float) -> TrainingCost:
@@ -153,7 +197,8 @@ def training_cost(plan: TrainingPlan, card, tokens: float, vat_rate: float) -> T
     hours = tokens / speed / 3600
     cost = hours * plan.gpus * card.price_usd_hour
     return TrainingCost(card_id=card.id, gpus=plan.gpus, tokens=tokens, tokens_per_second=speed, hours=hours,
-                        gpu_hours=hours * plan.gpus, cost_usd=cost, cost_usd_with_vat=cost * (1 + vat_rate))
+                        gpu_hours=hours * plan.gpus, cost_usd=cost, cost_usd_with_vat=cost * (1 + vat_rate),
+                        estimated=is_estimated(plan, card))
 
 
 def cost_per_million_tokens(plan: TrainingPlan, card) -> float:
