@@ -7,7 +7,7 @@ MODEL := models/gpu-advisor.tar.gz
 MODEL_INPUTS := config.yml $(shell find domain data bot/assistant/components -type f -not -name '*.pyc' 2>/dev/null)
 TRAIN := $(BIN)/rasa train --fixed-model-name gpu-advisor --out models --domain domain --config config.yml --data data
 
-.PHONY: run test setup system-deps model train validate bench screenshots clean
+.PHONY: run cluster test setup system-deps cluster-deps model train validate bench screenshots clean
 
 setup: $(STAMP)
 
@@ -42,7 +42,18 @@ validate: $(STAMP)
 run: $(MODEL)
 	@scripts/run.sh
 
-test: $(STAMP) system-deps validate
+# HAProxy (Debian's package) for `make cluster`, installed like chromium.
+cluster-deps:
+	@command -v haproxy >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null; \
+	  else echo "haproxy is missing: sudo apt-get install haproxy"; exit 1; fi; }
+
+# Two Rasa instances + two action servers behind HAProxy on 127.0.0.1:5000 (README "Cluster"); needs PostgreSQL
+# (127.0.0.1:5432) and Redis (6379). Foreground like `make run`: Ctrl-C stops all of it.
+cluster: $(MODEL) cluster-deps
+	@scripts/cluster.sh
+
+test: $(STAMP) system-deps cluster-deps validate
 	@mkdir -p var/log; echo "rasa train --force (log: var/log/train.log)…"
 	@$(TRAIN) --force >var/log/train.log 2>&1 || { tail -40 var/log/train.log; exit 1; }
 	$(BIN)/pytest

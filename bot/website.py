@@ -77,6 +77,7 @@ async def chart(request: web.Request) -> web.StreamResponse:
 
 def create_app(web_dir: Path = WEB_DIR) -> web.Application:
     app = web.Application(middlewares=[security_headers])
+    app.router.add_get("/health", lambda request: web.json_response({"status": "ok", "service": "website"}))
     app.router.add_get("/config.json", widget_config)
     app.router.add_get("/charts/{name}", chart)
     app.router.add_get("/", lambda request: web.FileResponse(web_dir / "index.html"))

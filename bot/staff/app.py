@@ -115,7 +115,7 @@ def _csrf_field(request: web.Request) -> str:
 
 @web.middleware
 async def auth_middleware(request: web.Request, handler):
-    if request.path in ("/login", "/healthz"):
+    if request.path in ("/login", "/healthz", "/health"):
         return await handler(request)
     if not _authorized(request):
         if request.path.startswith("/api/"):
@@ -365,7 +365,8 @@ def create_app(token: Optional[str] = None, store: Optional[TicketStore] = None,
     app.on_startup.append(start_flusher)
     app.add_routes([
         web.get("/login", login_form), web.post("/login", login), web.get("/logout", logout),
-        web.get("/healthz", healthz), web.get("/", ticket_list), web.get("/api/tickets", api_tickets),
+        web.get("/healthz", healthz), web.get("/health", healthz),
+        web.get("/", ticket_list), web.get("/api/tickets", api_tickets),
         web.get("/tickets/{id}", ticket_detail), web.post("/tickets/{id}/reply", post_reply),
         web.post("/tickets/{id}/status", post_status), web.post("/tickets/{id}/note", post_note),
     ])

@@ -10,7 +10,7 @@ This channel:
 - makes no network call at start-up (the webhook is registered by `gpu-advisor telegram set-webhook`);
 - answers 403 to any update without the matching X-Telegram-Bot-Api-Secret-Token header;
 - handles message, edited_message and callback_query, answers 200 to everything else, and never answers 500;
-- drops retried update_ids;
+- drops retried update_ids, across Rasa instances when REDIS_HOST is set (SharedRecentIds);
 - sends buttons as inline keyboards, the chart as an uploaded photo, long answers split under 4096 characters.
 
 Credentials key: `bot.assistant.channels.telegram.TelegramInput` (name "telegram": webhook /webhooks/telegram/webhook,
@@ -28,9 +28,12 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional, Text
 from urllib.parse import urlparse
 
 from rasa.core.channels.channel import InputChannel, OutputChannel, UserMessage
+from redis.exceptions import RedisError
 from sanic import Blueprint, response
 from sanic.request import Request
 from sanic.response import HTTPResponse
+
+from bot.assistant.redis_settings import CONNECT_TIMEOUT_S, SOCKET_TIMEOUT_S, RedisSettings
 
 from bot.telegram_api import (
     BotApi,
@@ -52,6 +55,8 @@ ASSISTANT_LANGUAGES = ("fa", "tr")
 LANGUAGE_HINT_KEY = "language_hint"
 # "/start@MyBot payload" (groups, deep links) -> "/start"
 _COMMAND_WITH_BOT = re.compile(r"^/([A-Za-z0-9_]+)@[A-Za-z0-9_]+")
+# How long an update_id is remembered across instances (Telegram stops retrying an update after about a day).
+DEDUP_TTL_S = 24 * 3600
 _LEADING_BOT_MENTION = re.compile(r"^@[A-Za-z0-9_]*bot\b[\s,:]*", re.IGNORECASE)
 
 
@@ -154,6 +159,46 @@ class TelegramOutput(OutputChannel):
         await self._call("answerCallbackQuery", {"callback_query_id": callback_query_id})
 
 
+class SharedRecentIds:
+    """update_ids already taken, shared by every Rasa instance through Redis (SET NX with an expiry).
+
+    Telegram retries an update it got no 2xx for, and behind a balancer the retry may land on another instance: a
+    per-process memory would answer it twice. The key expires after TELEGRAM_DEDUP_TTL_S (default one day; Telegram
+    gives up retrying long before). When Redis does not answer, this process's own memory decides, so a single
+    instance still drops its own duplicates.
+    """
+
+    def __init__(self, settings: Optional[RedisSettings], ttl_s: int) -> None:
+        self.local = RecentIds()
+        self.ttl_s = ttl_s
+        self.prefix = f"{settings.prefix}:telegram:update:" if settings else ""
+        self.redis = None
+        if settings is not None:
+            import redis.asyncio
+
+            self.redis = redis.asyncio.Redis(host=settings.host, port=settings.port, db=settings.db,
+                                             socket_connect_timeout=CONNECT_TIMEOUT_S,
+                                             socket_timeout=SOCKET_TIMEOUT_S)
+
+    async def first_time(self, update_id: int) -> bool:
+        seen_here = not self.local.first_time(update_id)
+        if self.redis is None:
+            return not seen_here
+        try:
+            fresh = await self.redis.set(f"{self.prefix}{update_id}", "1", nx=True, ex=self.ttl_s)
+        except (RedisError, OSError) as error:
+            logger.warning("Telegram de-duplication: Redis unavailable (%s); this instance decides alone", error)
+            return not seen_here
+        return bool(fresh)
+
+
+def _dedup_ttl_s() -> int:
+    try:
+        return max(60, int(os.environ.get("TELEGRAM_DEDUP_TTL_S", DEDUP_TTL_S)))
+    except ValueError:
+        return DEDUP_TTL_S
+
+
 class TelegramInput(InputChannel):
     """Webhook receiver. See the module docstring for what it accepts and rejects."""
 
@@ -168,7 +213,7 @@ class TelegramInput(InputChannel):
     def __init__(self, settings: TelegramSettings) -> None:
         self.settings = settings
         self.payloads = CallbackPayloads()
-        self.recent_updates = RecentIds()
+        self.recent_updates = SharedRecentIds(RedisSettings.from_env(), _dedup_ttl_s())
         self._output: Optional[TelegramOutput] = None
 
     def get_output_channel(self) -> TelegramOutput:
@@ -237,7 +282,7 @@ class TelegramInput(InputChannel):
                 return response.json({"status": "ignored", "reason": "malformed"})
             if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
                 return response.json({"status": "ignored", "reason": "not an update"})
-            if not self.recent_updates.first_time(update["update_id"]):
+            if not await self.recent_updates.first_time(update["update_id"]):
                 return response.json({"status": "ignored", "reason": "duplicate"})
             try:
                 await self._handle(update, on_new_message)

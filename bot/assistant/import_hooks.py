@@ -1,0 +1,45 @@
+"""Run a function right after a module is imported, without importing it now.
+
+Patches to Rasa are installed by importing `bot.assistant`, which light processes (the action server, the Telegram
+CLI) import too: they must not pay for importing Rasa's core (TensorFlow, several seconds). `when_imported` applies
+a patch at once when the module is already loaded, otherwise the moment something imports it.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+_callbacks: Dict[str, List[Callable[[ModuleType], None]]] = {}
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself; wraps the loader of a watched module so the callbacks run right after it loads."""
+
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]], target: Any = None) -> Any:
+        if fullname not in _callbacks:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        original_exec_module = spec.loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            original_exec_module(module)
+            for callback in _callbacks.pop(fullname, []):
+                callback(module)
+
+        spec.loader.exec_module = exec_module  # this loader object serves only this one module
+        return spec
+
+
+def when_imported(module_name: str, callback: Callable[[ModuleType], None]) -> None:
+    module = sys.modules.get(module_name)
+    if module is not None:
+        callback(module)
+        return
+    _callbacks.setdefault(module_name, []).append(callback)
+    if not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport())
