@@ -120,7 +120,8 @@ def _contract_fields(tracker: Tracker) -> Dict[Text, Any]:
 def estimate_summary(advice: Any) -> Dict[Text, Any]:
     """The estimate_summary slot (schema in docs/architecture.md), read by the handoff and the tickets."""
     estimate = advice.estimate
-    best = advice.best
+    # The card the answer recommended (falls back to the cheapest fitting one), so staff see what the customer saw.
+    best = advice.recommendation.card if advice.recommendation is not None else advice.best
     multi = advice.multi_gpu
     return {
         "per_gpu_gib": round(float(estimate.per_gpu_gib), 1),
@@ -131,7 +132,8 @@ def estimate_summary(advice: Any) -> Dict[Text, Any]:
         "fitting_cards": [fit.card_id for fit in advice.cards if fit.status in FITTING],
         "needs_quote": bool(advice.needs_quote),
         "multi_gpu": None if multi is None else {
-            "card": multi.card_id, "count": int(multi.count), "sharding": str(multi.sharding)},
+            "card": multi.card_id, "count": int(multi.count), "sharding": str(multi.sharding),
+            "per_gpu_gib": round(float(multi.per_gpu_gib), 1)},
         "model_display": advice.preset.display,
     }
 
@@ -167,7 +169,8 @@ class ActionEstimate(Action):
             dispatcher.utter_message(response="utter_estimate_failed")
             return []
 
-        dispatcher.utter_message(text=render_advice(advice, lang))
+        # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice.
+        dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False))
         image = await self._chart_url(advice, fields, lang,
                                       wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
         if image:

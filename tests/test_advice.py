@@ -174,3 +174,61 @@ def test_full_fine_tuning_beyond_small_models_needs_several_gpus(size):
     # seed article: "full training, except for small models, needs a serious multi-GPU configuration"
     advice = advise(req(size_b=size, method="full"))
     assert not advice.fitting_cards and advice.needs_quote
+
+
+# ---------------------------------------------------------------------------------------------- issue 14 rules
+
+
+def test_alternatives_when_the_job_barely_fits():
+    advice = advise(AdviceRequest(model="llama-3.1-8b", method="full", seq_len=2048))
+    kinds = {alt.kind: alt for alt in advice.alternatives}
+    assert {"bf16", "lora", "multi_gpu"} <= set(kinds)
+    for alt in advice.alternatives:
+        card = next(c for c in KB.gpus if c.id == alt.card_id)
+        assert alt.per_gpu_gib <= card.usable_gib  # each variant really holds on the card it names
+    assert kinds["bf16"].per_gpu_gib == pytest.approx(advice.pure_bf16_estimate.per_gpu_gib)
+
+
+def test_lora_that_fits_only_big_cards_offers_qlora():
+    advice = advise(AdviceRequest(model="llama-3.1-70b", method="lora", seq_len=1024))
+    qlora = next(alt for alt in advice.alternatives if alt.kind == "qlora")
+    assert qlora.card_id in ("a100", "h100") and qlora.price_usd_hour < advice.recommendation.card.price_usd_hour
+
+
+def test_no_alternatives_when_a_cheap_card_holds_the_job():
+    assert advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=2048)).alternatives == []
+
+
+def test_hourly_cap_is_read_without_vat_unless_said():
+    plain = advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=2048, hourly_cap_usd=0.8))
+    assert plain.cap.cap_usd_excl_vat == 0.8 and {c.card_id for c in plain.cap.under_cap} == {"a40", "l4"}
+    assert plain.recommendation.card.card_id == "a40"  # the faster of the two
+    with_vat = advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=2048, hourly_cap_usd=0.8,
+                                    hourly_cap_includes_vat=True))
+    assert with_vat.cap.cap_usd_excl_vat == pytest.approx(0.8 / 1.2) and not with_vat.cap.under_cap
+    assert with_vat.cap.fixes == [] or all(f.price_usd_hour <= 0.8 / 1.2 for f in with_vat.cap.fixes)
+
+
+def test_hourly_cap_too_low_for_70b_names_what_fits_under_it():
+    advice = advise(AdviceRequest(model="llama-3.1-70b", method="lora", seq_len=2048, hourly_cap_usd=1))
+    kinds = {f.kind for f in advice.cap.fixes}
+    assert "qlora" not in kinds or all(f.price_usd_hour <= 1 for f in advice.cap.fixes)
+    assert "smaller_model" in kinds
+    assert advice.recommendation is not None  # the rest of the answer still names the card that holds it
+
+
+@pytest.mark.parametrize("values,field", [({"hourly_cap_usd": 0}, "hourly_cap_usd"),
+                                          ({"hourly_cap_usd": float("inf")}, "hourly_cap_usd"),
+                                          ({"budget_period": "week"}, "budget_period")])
+def test_bad_cap_and_period(values, field):
+    with pytest.raises(InputError) as info:
+        advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=2048, **values))
+    assert info.value.field == field
+
+
+def test_custom_arch_is_passed_through():
+    arch = KB.model("llama-3.1-8b").arch.dict()
+    arch["name"] = "My 8B"
+    advice = advise(AdviceRequest(method="qlora", seq_len=2048, custom_arch=arch))
+    same = advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=2048))
+    assert advice.estimate.per_gpu_gib == pytest.approx(same.estimate.per_gpu_gib)

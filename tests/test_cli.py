@@ -53,7 +53,7 @@ def test_estimate_json_matches_the_library():
     assert [c["card_id"] for c in data["cards"]] == [c.card_id for c in expected.cards]
 
 
-@pytest.mark.parametrize("lang,phrase", [("fa", "حافظه لازم"), ("tr", "Gereken bellek")])
+@pytest.mark.parametrize("lang,phrase", [("fa", "حافظهٔ GPU لازم"), ("tr", "bellek gerekiyor")])
 def test_estimate_in_persian_and_turkish(lang, phrase):
     out = run("estimate", "--size", "13", "--method", "qlora", "--seq-len", "1024", "--lang", lang).stdout
     assert phrase in out and "Llama 2 13B" in out
@@ -61,7 +61,7 @@ def test_estimate_in_persian_and_turkish(lang, phrase):
 
 def test_multi_gpu_answer_for_full_70b():
     out = run("estimate", "--size", "70", "--method", "full", "--seq-len", "2048").stdout
-    assert "fits no single card" in out and "quote" in out
+    assert "fits no single GPU" in out and "quote" in out
 
 
 def test_plan_file_with_preset_name(tmp_path):

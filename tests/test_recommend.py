@@ -146,3 +146,81 @@ def test_budget_verdict_without_volume_and_unlimited():
     assert set(verdict.tokens_by_card) == {c.card_id for c in cards if c.fitting}
     assert budget_verdict(None, True, cards).verdict == "unlimited"
     assert budget_verdict(None, False, cards) is None
+
+
+# ---------------------------------------------------------------------------------------------- issue 14 rules
+from bot.advisor.recommend import budget_plan, dominates, recommend, shortlist  # noqa: E402
+
+
+@pytest.mark.parametrize("need,high,usable,status", [
+    (23.6, 29.8, 24.0, "tight"),    # the tr review's 4096-token case: point fits, upper bound does not
+    (11.8, 14.6, 24.0, "fits"),
+    (22.0, 26.1, 22.5, "tight"),
+    (24.5, 29.8, 24.0, "no_fit"),
+    (132.1, 180.4, 140.4, "tight"),  # 8B full fine-tuning on H200
+])
+def test_classify_uses_the_upper_bound(need, high, usable, status):
+    assert classify(need, usable, high) == status
+
+
+def _ranked(model="llama-3.1-8b", method="qlora", seq_len=2048, **kwargs):
+    p = default_plan(KB.model(model).arch, method, seq_len)
+    return rank_cards(KB.gpus, estimate_memory(p), plan=p, vat_rate=0.2, **kwargs)
+
+
+def test_shortlist_drops_cards_another_card_beats():
+    cards = _ranked()
+    by_id = {c.card_id: c for c in cards}
+    # L4: same price as A40, slower, less memory; RTX 4090: dearer per hour and per token than A40
+    assert dominates(by_id["a40"], by_id["l4"]) and dominates(by_id["a40"], by_id["rtx4090"])
+    assert not dominates(by_id["a40"], by_id["h100"])  # H100 is cheaper per token
+    kept = [c.card_id for c in shortlist(cards)]
+    assert kept == ["a40", "h100"]
+    for card in cards:
+        if card.fitting and card.card_id not in kept:
+            assert any(dominates(other, card) for other in cards if other.card_id in kept)
+
+
+def test_a_safe_card_is_never_dominated_by_a_tight_one():
+    cards = _ranked("qwen2.5-32b", "lora")
+    kept = {c.card_id for c in shortlist(cards)}
+    assert "rtx-pro-6000" in kept  # fits the top of the range; A100 is cheaper but only tight
+
+
+def test_recommendation_reasons():
+    cards = _ranked()
+    assert recommend(cards).reason == "cheapest_safe" and recommend(cards).card.card_id == "a40"
+    assert recommend(cards).faster.card_id == "h100"
+    unlimited = recommend(cards, unlimited=True)
+    assert unlimited.reason == "lowest_per_token" and unlimited.card.card_id == "h100"
+    assert unlimited.faster.card_id == "b200"
+    with_volume = _ranked(volume_tokens=1e8)
+    total = recommend(with_volume, volume_known=True)
+    assert total.reason == "lowest_total_cost"
+    assert total.card.cost_usd_with_vat == pytest.approx(min(c.cost_usd_with_vat for c in with_volume if c.status == "fits"), abs=0.01)
+    capped = recommend(cards, cap_usd_excl_vat=1.2)
+    under = [c for c in cards if c.fitting and c.price_usd_hour <= 1.2]
+    assert capped.reason == "fastest_under_cap"
+    assert capped.card.tokens_per_second == max(c.tokens_per_second for c in under)
+    assert recommend(cards, cap_usd_excl_vat=0.5) is None
+
+
+def test_tight_cards_are_recommended_only_when_nothing_is_safe():
+    cards = _ranked(method="full")
+    assert not any(c.status == "fits" for c in cards)
+    assert recommend(cards).reason == "cheapest_tight" and recommend(cards).card.card_id == "h200"
+
+
+def test_budget_plan_hours_tokens_tiny_and_missing():
+    cards = _ranked()
+    a40 = next(c for c in cards if c.card_id == "a40")
+    plan = budget_plan(50, a40)
+    assert plan.hours == pytest.approx(50 / (0.74 * 1.2)) and not plan.tiny
+    assert plan.tokens == pytest.approx(plan.hours * 3600 * a40.tokens_per_second)
+    assert budget_plan(0.5, a40).tiny
+    with_volume = next(c for c in _ranked(volume_tokens=1e9) if c.card_id == "a40")
+    over = budget_plan(50, with_volume, period="month")
+    assert over.period == "month" and over.missing_usd == pytest.approx(with_volume.cost_usd_with_vat - 50)
+    assert over.volume_share == pytest.approx(50 / with_volume.cost_usd_with_vat)
+    small = next(c for c in _ranked(volume_tokens=1e5) if c.card_id == "a40")
+    assert not budget_plan(0.5, small).tiny  # a short job the budget pays in full is not a tiny budget

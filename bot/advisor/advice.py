@@ -16,8 +16,8 @@ from bot.advisor import recommend
 from bot.advisor.estimator import estimate_memory
 from bot.advisor.knowledge import InputError, Knowledge, ModelPreset, load_knowledge, resolve_model
 from bot.advisor.plans import default_plan, sharded_plan
-from bot.advisor.recommend import BudgetVerdict, CardFit, MultiGpuPlan
-from bot.advisor.schema import MAX_SEQ_LEN, LoraSpec, MemoryEstimate, TrainingPlan
+from bot.advisor.recommend import BudgetPlan, BudgetVerdict, CardFit, MultiGpuPlan, Recommendation
+from bot.advisor.schema import MAX_SEQ_LEN, LoraSpec, MemoryEstimate, ModelArch, TrainingPlan
 from bot.advisor.throughput import volume_tokens as compute_volume
 
 METHODS = ("full", "lora", "qlora")
@@ -29,6 +29,12 @@ MAX_EXAMPLES = 1e9
 MAX_EPOCHS = 1000
 MAX_GPUS = 64
 MAX_MICRO_BATCH = 1024
+MAX_HOURLY_CAP_USD = 1000
+BUDGET_PERIODS = ("total", "month", "run")
+# Alternatives shown under the recommendation, at most (the answer stays short).
+MAX_ALTERNATIVES = 3
+# Shorter sequences are offered down to this length (below it most chat/instruction samples get cut).
+MIN_SUGGESTED_SEQ_LEN = 512
 # A bare size is mapped to the nearest preset only when that preset is within this factor of it; a 400B model
 # estimated as a 72B one would be wrong by 5x.
 SIZE_MATCH_FACTOR = 1.6
@@ -48,6 +54,12 @@ class AdviceRequest(BaseModel):
     gpus: Optional[int] = None
     lora_rank: Optional[int] = None
     micro_batch: Optional[int] = None
+    # An hourly price ceiling per GPU (issue 13 #2). Without a word on KDV the cap is read WITHOUT KDV and the answer
+    # says so (contracts: hourly_cap_vat None -> False).
+    hourly_cap_usd: Optional[float] = None
+    hourly_cap_includes_vat: bool = False
+    budget_period: Optional[str] = None    # "total" (default) | "month" | "run"
+    custom_arch: Optional[Dict[str, Any]] = None  # a pasted config.json read by bot.advisor.hf_config (ModelArch dict)
 
     @classmethod
     def from_values(cls, **values: Any) -> "AdviceRequest":
@@ -58,6 +70,36 @@ class AdviceRequest(BaseModel):
             error = exc.errors()[0]
             field = str(error["loc"][0]) if error["loc"] else "request"
             raise InputError(field, "bad_value", f"{error['msg']}", name=field) from None
+
+
+class Alternative(BaseModel):
+    """A cheaper variant of the same job the estimator computed, with the cheapest card that holds it."""
+
+    kind: str                  # qlora | lora | bf16 | adamw_8bit | shorter_seq | smaller_model | multi_gpu
+    per_gpu_gib: float
+    high_gib: float
+    card_id: Optional[str] = None
+    card_name: Optional[str] = None
+    status: Optional[str] = None
+    count: int = 1
+    price_usd_hour: Optional[float] = None           # all GPUs, VAT excluded
+    price_usd_hour_with_vat: Optional[float] = None
+    cost_usd_with_vat: Optional[float] = None        # for the stated volume
+    seq_len: Optional[int] = None
+    model_display: Optional[str] = None
+    size_b: Optional[float] = None
+
+
+class CapAdvice(BaseModel):
+    """The answer to an hourly price ceiling."""
+
+    cap_usd: float                     # as the customer gave it
+    includes_vat: bool
+    cap_usd_excl_vat: float
+    under_cap: List[CardFit] = []      # fitting cards at or under the cap, fastest first
+    recommended: Optional[CardFit] = None
+    cheapest_fitting: Optional[CardFit] = None   # the cheapest card that holds the job, above the cap
+    fixes: List[Alternative] = []      # variants that fit a card under the cap
 
 
 class Advice(BaseModel):
@@ -78,6 +120,17 @@ class Advice(BaseModel):
     budget_verdict: Optional[BudgetVerdict] = None
     vat_rate: float
     assumptions: List[str]
+    recommendation: Optional[Recommendation] = None
+    shortlist: List[CardFit] = []            # fitting cards no other card dominates
+    dominated: List[str] = []                # card ids left out because another card beats them
+    alternatives: List[Alternative] = []
+    cap: Optional[CapAdvice] = None
+    budget: Optional[BudgetPlan] = None
+    budget_alternative: Optional[Alternative] = None  # a variant whose cost fits the budget (over/tiny budgets)
+
+    @property
+    def recommended_card(self) -> Optional[CardFit]:
+        return self.recommendation.card if self.recommendation is not None else self.best
 
     @property
     def fitting_cards(self) -> List[CardFit]:
@@ -89,8 +142,8 @@ class Advice(BaseModel):
             "per_gpu_gib": round(self.estimate.per_gpu_gib, 2),
             "low_gib": round(self.estimate.low_gib, 2),
             "high_gib": round(self.estimate.high_gib, 2),
-            "best_card": self.best.card_id if self.best else None,
-            "best_price_usd_hour": self.best.price_usd_hour if self.best else None,
+            "best_card": self.recommended_card.card_id if self.recommended_card else None,
+            "best_price_usd_hour": self.recommended_card.price_usd_hour if self.recommended_card else None,
             "fitting_cards": [card.card_id for card in self.fitting_cards],
             "needs_quote": self.needs_quote,
             "multi_gpu": ({"card": self.multi_gpu.card_id, "count": self.multi_gpu.count,
@@ -148,6 +201,10 @@ def validate(req: AdviceRequest) -> None:
     _number("epochs", req.epochs, 0.01, MAX_EPOCHS, "bad_epochs")
     _number("gpus", req.gpus, 1, MAX_GPUS, "bad_gpus", integer=True)
     _number("micro_batch", req.micro_batch, 1, MAX_MICRO_BATCH, "bad_micro_batch", integer=True)
+    _number("hourly_cap_usd", req.hourly_cap_usd, 0.01, MAX_HOURLY_CAP_USD, "bad_hourly_cap")
+    if req.budget_period is not None and req.budget_period not in BUDGET_PERIODS:
+        raise InputError("budget_period", "bad_value", f"expected one of {BUDGET_PERIODS}, got {req.budget_period!r}",
+                         name="budget_period")
     if req.lora_rank is not None:
         _number("lora_rank", req.lora_rank, 1, 4096, "bad_lora_rank", integer=True)
         if req.method == "full":
@@ -175,6 +232,12 @@ def advise(req: AdviceRequest, kb: Optional[Knowledge] = None) -> Advice:
     """The complete advice for one request (see the module docstring)."""
     kb = kb or load_knowledge()
     validate(req)
+    if req.custom_arch and not req.model:
+        try:
+            arch = ModelArch(**req.custom_arch)
+        except (ValidationError, TypeError) as exc:
+            raise InputError("custom_arch", "bad_value", str(exc), name="config.json") from None
+        return advise_plan(_build_plan(req, preset_for_arch(arch, kb)), req, kb)
     resolved = _resolve(req, kb)
     plan = _build_plan(req, resolved.preset)
     return advise_plan(plan, req, kb, preset=resolved.preset, by_size=resolved.by_size,
@@ -186,8 +249,12 @@ def preset_for_arch(arch, kb: Knowledge) -> ModelPreset:
     for preset in kb.models:
         if preset.arch == arch:
             return preset
-    return ModelPreset(id="custom", display=arch.name, size_b=round(arch.params / 1e9, 2), source="plan file",
-                       aliases=[], arch=arch, shape={})
+    fields: Dict[str, Any] = dict(id="custom", display=arch.name, size_b=round(arch.params / 1e9, 2),
+                                  source="plan file", aliases=[], arch=arch)
+    # Fields the preset schema may carry (family and published size since the model catalogue grew them).
+    optional = {"family": "custom", "published_params": arch.params, "published_source": "config.json", "shape": {}}
+    fields.update({key: value for key, value in optional.items() if key in ModelPreset.__fields__})
+    return ModelPreset(**fields)
 
 
 def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] = None, *,
@@ -222,12 +289,180 @@ def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] 
 
     assumptions = _assumptions(req, plan, by_size, volume)
     verdict = recommend.budget_verdict(budget, req.budget_unlimited, cards, multi)
+    short = recommend.shortlist(cards)
+    dominated = [c.card_id for c in fitting if c not in short]
+
+    cap = None
+    cap_excl = None
+    if req.hourly_cap_usd is not None:
+        cap_excl = req.hourly_cap_usd / (1 + vat) if req.hourly_cap_includes_vat else req.hourly_cap_usd
+    choice = recommend.recommend(cards, volume_known=volume is not None, unlimited=req.budget_unlimited,
+                                 cap_usd_excl_vat=cap_excl)
+    context = _VariantContext(plan=plan, preset=preset, kb=kb, vat=vat, volume=volume, cap_excl=cap_excl)
+    if cap_excl is not None:
+        under = sorted([c for c in fitting if c.price_usd_hour <= cap_excl + 1e-9],
+                       key=lambda c: (recommend.STATUS_RANK[c.status], -(c.tokens_per_second or 0)))
+        fixes = [] if under else _alternatives(context, for_cap=True)
+        cap = CapAdvice(cap_usd=req.hourly_cap_usd, includes_vat=req.hourly_cap_includes_vat, cap_usd_excl_vat=cap_excl,
+                        under_cap=under, recommended=choice.card if choice else None,
+                        cheapest_fitting=min(fitting, key=lambda c: c.price_usd_hour) if fitting else None,
+                        fixes=fixes[:MAX_ALTERNATIVES])
+        if choice is None:  # nothing under the cap: the rest of the answer still names the card that holds it
+            choice = recommend.recommend(cards, volume_known=volume is not None, unlimited=req.budget_unlimited)
+    alternatives = _alternatives(context, for_cap=False)
+    shown = _worth_showing(alternatives, choice, cards, multi)
+
+    budget_plan, budget_alt = None, None
+    if budget is not None:
+        basis = choice.card if choice else None
+        if basis is not None:
+            budget_plan = recommend.budget_plan(budget, basis, period=req.budget_period or "total")
+        elif multi is not None:
+            budget_plan = _multi_budget_plan(budget, multi, req.budget_period or "total")
+        if budget_plan is not None and (budget_plan.tiny or budget_plan.missing_usd):
+            budget_alt = _budget_alternative(alternatives, budget, budget_plan, basis)
     return Advice(request=req, preset=preset, by_size=by_size, requested_size_b=requested_size_b,
                   plan=plan, estimate=estimate, pure_bf16_estimate=pure_bf16, cards=cards, best=best,
                   best_value=best_value, multi_gpu=multi, multi_gpu_counts_tried=counts,
                   needs_quote=not fitting or plan.gpus > 1,
                   volume_tokens=volume, budget_verdict=verdict, vat_rate=vat,
-                  assumptions=assumptions + [c for c in estimate.assumptions if c not in assumptions])
+                  assumptions=assumptions + [c for c in estimate.assumptions if c not in assumptions],
+                  recommendation=choice, shortlist=short, dominated=dominated, alternatives=shown, cap=cap,
+                  budget=budget_plan, budget_alternative=budget_alt)
+
+
+# ---------------------------------------------------------------------------------------------- alternatives
+
+
+class _VariantContext(BaseModel):
+    plan: TrainingPlan
+    preset: ModelPreset
+    kb: Knowledge
+    vat: float
+    volume: Optional[float]
+    cap_excl: Optional[float]
+
+    class Config:
+        arbitrary_types_allowed = True
+
+
+def _variant_plans(plan: TrainingPlan, preset: ModelPreset, kb: Knowledge):
+    """(kind, plan, extra) for the cheaper variants of the same job the estimator can compute."""
+    data = plan.dict()
+    variants = []
+    if plan.method == "full":
+        if plan.precision != "bf16":
+            variants.append(("bf16", TrainingPlan(**{**data, "precision": "bf16"}), {}))
+        if plan.optimizer == "adamw":
+            variants.append(("adamw_8bit", TrainingPlan(**{**data, "optimizer": "adamw_8bit"}), {}))
+        variants.append(("lora", default_plan(plan.model, "lora", plan.seq_len, micro_batch=plan.micro_batch), {}))
+    if plan.method in ("full", "lora"):
+        variants.append(("qlora", default_plan(plan.model, "qlora", plan.seq_len, micro_batch=plan.micro_batch), {}))
+    if plan.seq_len > 1024:
+        shorter = max(MIN_SUGGESTED_SEQ_LEN, plan.seq_len // 2)
+        variants.append(("shorter_seq", TrainingPlan(**{**data, "seq_len": shorter}), {"seq_len": shorter}))
+    if plan.method != "full":
+        smaller = sorted((s for s in kb.representative_by_size if s < preset.size_b * 0.8), reverse=True)
+        for size in smaller:
+            small = kb.model(kb.representative_by_size[size])
+            variants.append(("smaller_model", default_plan(small.arch, plan.method, plan.seq_len,
+                                                           micro_batch=plan.micro_batch),
+                             {"model_display": small.display, "size_b": size}))
+    return variants
+
+
+def _place(kind: str, variant: TrainingPlan, extra: dict, ctx: _VariantContext) -> Optional[Alternative]:
+    """The cheapest card that holds the variant (under the cap when there is one), safe cards first."""
+    estimate = estimate_memory(variant)
+    cards = [c for c in ctx.kb.gpus if ctx.cap_excl is None or c.price_usd_hour <= ctx.cap_excl + 1e-9]
+    card = (recommend.cheapest_fitting(cards, estimate.per_gpu_gib, estimate.high_gib, safe_only=True)
+            or recommend.cheapest_fitting(cards, estimate.per_gpu_gib, estimate.high_gib))
+    alt = Alternative(kind=kind, per_gpu_gib=estimate.per_gpu_gib, high_gib=estimate.high_gib, **extra)
+    if card is None:
+        return alt
+    alt.card_id, alt.card_name = card.id, card.name
+    alt.status = recommend.classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib)
+    alt.price_usd_hour = card.price_usd_hour
+    alt.price_usd_hour_with_vat = card.price_usd_hour * (1 + ctx.vat)
+    if ctx.volume:
+        from bot.advisor import throughput
+        alt.cost_usd_with_vat = throughput.training_cost(variant, card, ctx.volume, ctx.vat).cost_usd_with_vat
+    return alt
+
+
+def _alternatives(ctx: _VariantContext, *, for_cap: bool) -> List[Alternative]:
+    """Placed variants, cheapest card first; for a cap only those that fit under it (one smaller model at most)."""
+    placed: List[Alternative] = []
+    seen_smaller = False
+    for kind, variant, extra in _variant_plans(ctx.plan, ctx.preset, ctx.kb):
+        if kind == "smaller_model" and seen_smaller:
+            continue
+        alt = _place(kind, variant, extra, ctx if for_cap else ctx.copy(update={"cap_excl": None}))
+        if alt.card_id is None:
+            continue
+        if kind == "smaller_model":
+            seen_smaller = True  # the largest smaller model that fits is the useful one
+        placed.append(alt)
+    # The same job with a leaner setting first (what the reviewers asked for: pure bf16 or 8-bit AdamW keeps full
+    # fine-tuning), then a change of method, then a smaller model; cheaper cards first within each group.
+    group = {"bf16": 0, "adamw_8bit": 0, "shorter_seq": 0, "qlora": 1, "lora": 1, "smaller_model": 2}
+    return sorted(placed, key=lambda a: (group.get(a.kind, 9), a.price_usd_hour))
+
+
+def _worth_showing(alternatives: List[Alternative], choice: Optional[Recommendation], cards: List[CardFit],
+                   multi: Optional[MultiGpuPlan]) -> List[Alternative]:
+    """Variants that land on a cheaper card than the recommendation, shown when 0 or 1 card holds the job safely
+    or when they cut the hourly price (full fine-tuning on an 80 GB card instead of a 141 GB one)."""
+    safe = [c for c in cards if c.status == "fits"]
+    # Cheaper than the cheapest card that already holds the job safely (or than the recommendation when none does).
+    if safe:
+        reference = min(c.price_usd_hour for c in safe)
+    else:
+        reference = choice.card.price_usd_hour * choice.card.gpus if choice else (
+            multi.price_usd_hour_total if multi else float("inf"))
+    shown = [a for a in alternatives if a.kind != "smaller_model" and a.price_usd_hour is not None
+             and a.price_usd_hour < reference - 1e-9]
+    if len(safe) > 1:
+        shown = [a for a in shown if a.status == "fits"]
+    result = shown[:MAX_ALTERNATIVES]
+    if multi is not None and (choice is None or choice.card.status == "tight"):
+        result.append(Alternative(kind="multi_gpu", per_gpu_gib=multi.per_gpu_gib, high_gib=multi.high_gib or 0.0,
+                                  card_id=multi.card_id, card_name=multi.name, status=multi.status, count=multi.count,
+                                  price_usd_hour=multi.price_usd_hour_total,
+                                  price_usd_hour_with_vat=multi.price_usd_hour_total_with_vat,
+                                  cost_usd_with_vat=multi.cost_usd_with_vat))
+    return result
+
+
+def _multi_budget_plan(budget: float, multi: MultiGpuPlan, period: str) -> BudgetPlan:
+    hours = budget / multi.price_usd_hour_total_with_vat
+    over = multi.cost_usd_with_vat is None or multi.cost_usd_with_vat > budget
+    plan = BudgetPlan(budget_usd=budget, period=period, card_id=multi.card_id, card_name=multi.name,
+                      gpus=multi.count, hours=hours, tokens=hours * 3600 * multi.tokens_per_second,
+                      tiny=hours < recommend.TINY_BUDGET_HOURS and over)
+    if multi.cost_usd_with_vat is not None:
+        plan.volume_cost_usd_with_vat = multi.cost_usd_with_vat
+    if multi.cost_usd_with_vat is not None and multi.cost_usd_with_vat > budget:
+        plan.volume_cost_usd_with_vat = multi.cost_usd_with_vat
+        plan.missing_usd = multi.cost_usd_with_vat - budget
+        plan.volume_share = budget / multi.cost_usd_with_vat
+    return plan
+
+
+def _budget_alternative(alternatives: List[Alternative], budget: float, plan: BudgetPlan,
+                        basis: Optional[CardFit]) -> Optional[Alternative]:
+    """For a budget that is too small: the variant whose volume cost fits it (volume known), or the one that buys
+    the most hours (a tiny budget without a volume) - only when it is cheaper per hour than the basis."""
+    hourly = basis.price_usd_hour_with_vat if basis else float("inf")
+    cheaper = [a for a in alternatives if a.price_usd_hour_with_vat is not None
+               and a.price_usd_hour_with_vat < hourly - 1e-9 and a.kind != "smaller_model"]
+    if plan.missing_usd:
+        within = [a for a in cheaper if a.cost_usd_with_vat is not None and a.cost_usd_with_vat <= budget]
+        if within:
+            return min(within, key=lambda a: a.cost_usd_with_vat)
+    if plan.tiny:
+        return min(cheaper, key=lambda a: a.price_usd_hour_with_vat, default=None)
+    return None
 
 
 def _assumptions(req: AdviceRequest, plan: TrainingPlan, by_size: bool, volume: Optional[float]) -> List[str]:

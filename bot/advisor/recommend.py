@@ -1,7 +1,11 @@
 """Which catalogue cards a job fits on, what they cost, and what to do when no single card is enough (pure).
 
-* A card **fits** when the estimate is below its usable memory with at least ``TIGHT_HEADROOM`` to spare,
-  **tight** when it is below but closer than that, otherwise it does **not fit**.
+* A card **fits** when the upper bound of the estimate's range is within its usable memory, **tight** when only
+  the point estimate is (an out-of-memory risk the answer must state), otherwise it does **not fit**. Without a
+  range (a bare number) the old rule applies: under ``TIGHT_HEADROOM`` free memory is tight.
+* :func:`shortlist` drops dominated cards: a card is left out when another one is no more expensive per hour, no
+  more expensive per trained token and fits at least as safely (native-speaker reviews: "L4 has the same hourly
+  price as A40, half the memory and twice the cost per token").
 * Cards that fit (tight ones too) come first, cheapest hourly price first - the catalogue's own ordering key
   (seed article: "starting price, hourly, VAT excluded"); ties go to the faster card. Cards that do not fit follow,
   largest memory first.
@@ -33,6 +37,7 @@ class CardFit(BaseModel):
     name: str
     usable_gib: float
     need_gib: float
+    high_gib: Optional[float] = None  # top of the estimate's range
     headroom_gib: float
     headroom_fraction: float
     status: FitStatus
@@ -58,6 +63,7 @@ class MultiGpuPlan(BaseModel):
     count: int
     sharding: str
     per_gpu_gib: float
+    high_gib: Optional[float] = None      # top of the per-GPU range
     usable_gib: float
     status: FitStatus
     price_usd_hour_total: float           # all GPUs, VAT excluded
@@ -87,12 +93,18 @@ class BudgetVerdict(BaseModel):
     cheapest_cost_usd_with_vat: Optional[float] = None
 
 
-def classify(need_gib: float, usable_gib: float) -> FitStatus:
+def classify(need_gib: float, usable_gib: float, high_gib: Optional[float] = None) -> FitStatus:
+    """fits / tight / no_fit; with ``high_gib`` (the top of the estimate's range) "fits" means the top fits."""
     if need_gib > usable_gib:
         return "no_fit"
+    if high_gib is not None:
+        return "fits" if high_gib <= usable_gib else "tight"
     if usable_gib - need_gib < TIGHT_HEADROOM * usable_gib:
         return "tight"
     return "fits"
+
+
+STATUS_RANK = {"fits": 0, "tight": 1, "no_fit": 2}
 
 
 def rank_cards(cards: Iterable, estimate: MemoryEstimate, *, plan: Optional[TrainingPlan] = None,
@@ -106,8 +118,9 @@ def rank_cards(cards: Iterable, estimate: MemoryEstimate, *, plan: Optional[Trai
     gpus = plan.gpus if plan is not None else 1
     fits: List[CardFit] = []
     for card in cards:
-        status = classify(need, card.usable_gib)
+        status = classify(need, card.usable_gib, estimate.high_gib)
         fit = CardFit(card_id=card.id, name=card.name, usable_gib=card.usable_gib, need_gib=need,
+                      high_gib=estimate.high_gib,
                       headroom_gib=card.usable_gib - need, headroom_fraction=(card.usable_gib - need) / card.usable_gib,
                       status=status, gpus=gpus, price_usd_hour=card.price_usd_hour,
                       price_usd_hour_with_vat=card.price_usd_hour * (1 + vat_rate))
@@ -131,10 +144,35 @@ def _rank_key(fit: CardFit):
     return (1, -fit.usable_gib, fit.price_usd_hour, 0)
 
 
-def cheapest_fitting(cards: Iterable, need_gib: float) -> Optional[object]:
-    """The cheapest card (hourly, VAT excluded) whose usable memory holds ``need_gib``; None if none does."""
-    fitting = [card for card in cards if classify(need_gib, card.usable_gib) != "no_fit"]
+def cheapest_fitting(cards: Iterable, need_gib: float, high_gib: Optional[float] = None,
+                     *, safe_only: bool = False) -> Optional[object]:
+    """The cheapest card (hourly, VAT excluded) whose usable memory holds ``need_gib``; None if none does.
+
+    ``safe_only`` with ``high_gib``: only cards that hold the top of the range."""
+    wanted = ("fits",) if safe_only else ("fits", "tight")
+    fitting = [card for card in cards if classify(need_gib, card.usable_gib, high_gib) in wanted]
     return min(fitting, key=lambda card: (card.price_usd_hour, -card.bf16_tflops), default=None)
+
+
+def dominates(a: CardFit, b: CardFit) -> bool:
+    """``a`` makes ``b`` pointless: no dearer per hour, no dearer per token, at least as safe, better in one."""
+    if a.card_id == b.card_id:
+        return False
+    a_token = a.cost_per_million_tokens_usd if a.cost_per_million_tokens_usd is not None else 0.0
+    b_token = b.cost_per_million_tokens_usd if b.cost_per_million_tokens_usd is not None else 0.0
+    if a.cost_per_million_tokens_usd is None:  # no plan: memory stands in for speed
+        a_token, b_token = -a.usable_gib, -b.usable_gib
+    not_worse = (a.price_usd_hour <= b.price_usd_hour and a_token <= b_token
+                 and STATUS_RANK[a.status] <= STATUS_RANK[b.status])
+    better = (a.price_usd_hour < b.price_usd_hour or a_token < b_token
+              or STATUS_RANK[a.status] < STATUS_RANK[b.status])
+    return not_worse and better
+
+
+def shortlist(cards: Sequence[CardFit]) -> List[CardFit]:
+    """The fitting cards no other fitting card dominates, in ranking order (cheapest hourly first)."""
+    fitting = [card for card in cards if card.fitting]
+    return [card for card in fitting if not any(dominates(other, card) for other in fitting)]
 
 
 def multi_gpu_plan(plan: TrainingPlan, cards: Sequence, estimate_fn: Callable[[TrainingPlan], MemoryEstimate],
@@ -152,13 +190,13 @@ def multi_gpu_plan(plan: TrainingPlan, cards: Sequence, estimate_fn: Callable[[T
         for count in counts:
             sharded = shard_fn(plan, count, sharding)
             estimate = estimate_fn(sharded)
-            status = classify(estimate.per_gpu_gib, card.usable_gib)
+            status = classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib)
             if status == "no_fit":
                 continue
             speed = throughput.tokens_per_second(sharded, card)
             option = MultiGpuPlan(
                 card_id=card.id, name=card.name, count=count, sharding=sharding, per_gpu_gib=estimate.per_gpu_gib,
-                usable_gib=card.usable_gib, status=status, price_usd_hour_total=count * card.price_usd_hour,
+                high_gib=estimate.high_gib, usable_gib=card.usable_gib, status=status, price_usd_hour_total=count * card.price_usd_hour,
                 price_usd_hour_total_with_vat=count * card.price_usd_hour * (1 + vat_rate), tokens_per_second=speed,
                 cost_per_million_tokens_usd=throughput.cost_per_million_tokens(sharded, card))
             if volume_tokens:
@@ -191,3 +229,106 @@ def budget_verdict(budget_usd: Optional[float], unlimited: bool, fits: Sequence[
     cheapest_cost, cheapest = min(costs)
     return BudgetVerdict(budget_usd=budget_usd, verdict="fits" if within else "over", cards_within=within,
                          tokens_by_card=tokens, cheapest_card=cheapest, cheapest_cost_usd_with_vat=cheapest_cost)
+
+
+# ---------------------------------------------------------------------------------------------- one recommendation
+
+Reason = Literal["cheapest_safe", "cheapest_tight", "lowest_total_cost", "lowest_per_token", "fastest_under_cap",
+                 "tight_under_cap"]
+
+
+class Recommendation(BaseModel):
+    """The one card the answer opens with, why, and a faster card worth naming next to it."""
+
+    card: CardFit
+    reason: Reason
+    faster: Optional[CardFit] = None
+
+
+def _safe_first(cards: Sequence[CardFit]) -> List[CardFit]:
+    safe = [c for c in cards if c.status == "fits"]
+    return safe or [c for c in cards if c.status == "tight"]
+
+
+def recommend(cards: Sequence[CardFit], *, volume_known: bool = False, unlimited: bool = False,
+              cap_usd_excl_vat: Optional[float] = None) -> Optional[Recommendation]:
+    """Pick one card (the reviews: "the first line says 'I recommend X' with a one-line reason").
+
+    * an hourly cap: the fastest card under the cap that fits (the customer set the price, speed decides);
+    * no budget limit: the lowest cost per trained token (time matters, money is not wasted), with the fastest
+      card named next to it;
+    * a known volume: the lowest total cost for that volume;
+    * otherwise: the cheapest card per hour that holds the top of the range, with the card that is cheaper per
+      token named as the faster option.
+    Safe cards (status "fits") always win over tight ones; None when no card fits.
+    """
+    fitting = [c for c in cards if c.fitting]
+    if cap_usd_excl_vat is not None:
+        under = _safe_first([c for c in fitting if c.price_usd_hour <= cap_usd_excl_vat + 1e-9])
+        if not under:
+            return None
+        best = max(under, key=lambda c: (c.tokens_per_second or 0, -c.price_usd_hour))
+        return Recommendation(card=best, reason="fastest_under_cap" if best.status == "fits" else "tight_under_cap")
+    pool = _safe_first(fitting)
+    if not pool:
+        return None
+    per_token = min(pool, key=lambda c: (c.cost_per_million_tokens_usd or float("inf"), c.price_usd_hour))
+    fastest = max(pool, key=lambda c: (c.tokens_per_second or 0, -c.price_usd_hour))
+    if unlimited:
+        return Recommendation(card=per_token, reason="lowest_per_token",
+                              faster=fastest if fastest.card_id != per_token.card_id else None)
+    if volume_known and all(c.cost_usd_with_vat is not None for c in pool):
+        best = min(pool, key=lambda c: (round(c.cost_usd_with_vat, 2), -(c.tokens_per_second or 0)))
+        faster = fastest if (fastest.card_id != best.card_id and fastest.hours is not None and best.hours
+                             and fastest.hours < best.hours / 1.5) else None
+        return Recommendation(card=best, reason="lowest_total_cost", faster=faster)
+    cheapest = sorted(pool, key=_rank_key)[0]
+    faster = None
+    if (per_token.card_id != cheapest.card_id and per_token.cost_per_million_tokens_usd is not None
+            and cheapest.cost_per_million_tokens_usd is not None
+            and per_token.cost_per_million_tokens_usd < cheapest.cost_per_million_tokens_usd):
+        faster = per_token
+    return Recommendation(card=cheapest, reason="cheapest_safe" if cheapest.status == "fits" else "cheapest_tight",
+                          faster=faster)
+
+
+# ---------------------------------------------------------------------------------------------- budget realism
+
+# Under one hour on the recommended card a budget buys a short test, not a training run: start-up, loading the
+# model and saving a checkpoint take a good part of it (native-speaker reviews, "$2 buys about 10 minutes").
+TINY_BUDGET_HOURS = 1.0
+
+BudgetPeriod = Literal["total", "month", "run"]
+
+
+class BudgetPlan(BaseModel):
+    """What the budget (VAT included) buys on the recommended card, and what is missing for the volume."""
+
+    budget_usd: float
+    period: BudgetPeriod = "total"
+    card_id: str
+    card_name: str
+    gpus: int = 1
+    hours: float                     # wall-clock hours the budget pays on the card (all its GPUs)
+    tokens: float                    # training tokens in those hours
+    tiny: bool                       # under TINY_BUDGET_HOURS: a test, not a run
+    volume_cost_usd_with_vat: Optional[float] = None
+    missing_usd: Optional[float] = None   # volume known and over budget: how much more is needed
+    volume_share: Optional[float] = None  # share of the volume the budget pays for (0-1)
+
+
+def budget_plan(budget_usd: float, card: CardFit, *, period: str = "total") -> BudgetPlan:
+    hourly = card.price_usd_hour_with_vat * card.gpus
+    hours = budget_usd / hourly
+    tokens = hours * 3600 * (card.tokens_per_second or 0)
+    plan = BudgetPlan(budget_usd=budget_usd, period=period if period in ("total", "month", "run") else "total",
+                      card_id=card.card_id, card_name=card.name, gpus=card.gpus, hours=hours, tokens=tokens,
+                      tiny=hours < TINY_BUDGET_HOURS)
+    if card.cost_usd_with_vat is not None:
+        # A known volume the budget pays for in full is not a tiny budget, however short the run.
+        plan.tiny = plan.tiny and card.cost_usd_with_vat > budget_usd
+        plan.volume_cost_usd_with_vat = card.cost_usd_with_vat
+        if card.cost_usd_with_vat > budget_usd:
+            plan.missing_usd = card.cost_usd_with_vat - budget_usd
+            plan.volume_share = budget_usd / card.cost_usd_with_vat
+    return plan

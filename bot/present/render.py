@@ -1,6 +1,7 @@
 """Advice and errors as chat text in Persian, Turkish or English; every word comes from knowledge/texts.yml.
 
-Numbers are written with ASCII digits (Turkish with its decimal comma); GPU and model names stay in Latin script.
+Numbers and money follow knowledge/glossary.yml (ASCII digits; Persian without thousands separators, Turkish with a
+decimal comma and a thousands dot; "X دلار" / "X dolar"); GPU and model names stay in Latin script.
 The answer stays well under Telegram's 4,096-character message limit.
 """
 from __future__ import annotations
@@ -8,10 +9,11 @@ from __future__ import annotations
 import math
 from typing import Dict, List, Optional
 
+from bot.advisor.glossary import load_glossary
 from bot.advisor.knowledge import LANGS, InputError, Knowledge, UnknownModel, load_knowledge
 
 MESSAGE_LIMIT = 4096
-TOP_CARDS = 3
+TOP_CARDS = 4
 MAX_PARTS = 3
 
 
@@ -23,29 +25,48 @@ def _check_lang(lang: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- numbers
 
+# Persian list lines start with a digit or a bullet followed by Latin text; a chat client that sets the direction
+# from the first strong character (dir="auto") would lay them out left to right. A right-to-left mark first keeps
+# them right to left (fa review §7).
+RLM = "\u200f"
+
 
 def number(value: float, lang: str, decimals: int = 1) -> str:
-    """ASCII digits, thousands grouped, trailing zeros of the fraction dropped; Turkish uses a decimal comma."""
-    text = f"{value:,.{decimals}f}"
+    """Digits as knowledge/glossary.yml says: Persian without a thousands separator, Turkish with a decimal comma
+    and a thousands dot from four digits; trailing zeros of the fraction dropped."""
+    style = load_glossary().style(lang)
+    text = f"{abs(value):.{decimals}f}"
     if decimals:
         text = text.rstrip("0").rstrip(".")
-    if lang == "tr":
-        text = text.replace(",", "\0").replace(".", ",").replace("\0", ".")
-    return text
+    whole, _, fraction = text.partition(".")
+    if style.group_from_digits and len(whole) >= style.group_from_digits:
+        groups = []
+        while len(whole) > 3:
+            whole, groups = whole[:-3], [whole[-3:]] + groups
+        whole = style.thousands.join([whole] + groups)
+    sign = "-" if value < 0 and text.strip("0.") else ""
+    return sign + whole + (style.decimal + fraction if fraction else "")
 
 
 def money(value: float, lang: str, *, whole_if_round: bool = False) -> str:
-    """Two decimals below $100, whole dollars above (prices are starting prices, not invoices)."""
+    """The amount only (the template carries the currency word): two decimals below 100, whole dollars above."""
     if value >= 100 or (whole_if_round and float(value).is_integer()):
         return number(round(value), lang, 0)
-    text = f"{value:,.2f}"
-    if lang == "tr":
-        text = text.replace(",", "\0").replace(".", ",").replace("\0", ".")
-    return text
+    return f"{value:.2f}".replace(".", load_glossary().style(lang).decimal)
+
+
+def usd(value: float, lang: str, *, whole_if_round: bool = True) -> str:
+    """An amount with its currency the glossary's way: "0.74 دلار", "0,74 dolar", "$0.74"."""
+    return load_glossary().currency.get(lang, "${amount}").replace(
+        "{amount}", money(value, lang, whole_if_round=whole_if_round))
 
 
 def gb(value: float, lang: str) -> str:
     return number(value, lang, 0 if value >= 100 else 1)
+
+
+def gb_range(low: float, high: float, lang: str) -> str:
+    return load_glossary().style(lang).range.format(low=gb(low, lang), high=gb(high, lang))
 
 
 def tokens(value: float, lang: str, kb: Knowledge) -> str:
@@ -61,6 +82,10 @@ def duration(hours: float, lang: str, kb: Knowledge) -> str:
     if hours < 48:
         return kb.text("duration_hours", lang, n=number(hours, lang, 1))
     return kb.text("duration_days", lang, n=number(hours / 24, lang, 1))
+
+
+def names_list(names: List[str], lang: str, kb: Knowledge) -> str:
+    return kb.text("list_separator", lang).join(names)
 
 
 # ---------------------------------------------------------------------------------------------- advice
@@ -91,69 +116,189 @@ def _defaults(advice, lang: str, kb: Knowledge) -> Optional[str]:
     return kb.text("defaults_line", lang, items=kb.text("list_separator", lang).join(items))
 
 
+def _list_line(text: str, lang: str) -> str:
+    return RLM + text if lang == "fa" else text
+
+
 def _card_line(rank: int, card, gpu, lang: str, kb: Knowledge, volume_known: bool) -> str:
     extra = ""
     if card.status == "tight":
-        extra += kb.text("card_tight", lang)
+        extra += kb.text("card_tight", lang, high=gb(card.high_gib or card.need_gib, lang))
     if volume_known and card.hours is not None:
         extra += kb.text("card_time", lang, duration=duration(card.hours, lang, kb),
                          cost_vat=money(card.cost_usd_with_vat, lang))
     elif card.cost_per_million_tokens_usd is not None:
         extra += kb.text("card_per_million", lang, per_million=money(card.cost_per_million_tokens_usd, lang))
-    return kb.text("card_line", lang, rank=rank, name=card.name, vram=number(gpu.vram_gb, lang, 0),
-                   price=money(card.price_usd_hour, lang), price_vat=money(card.price_usd_hour_with_vat, lang),
-                   extra=extra)
+    return _list_line(kb.text("card_line", lang, rank=rank, name=card.name, vram=number(gpu.vram_gb, lang, 0),
+                              price=money(card.price_usd_hour, lang),
+                              price_vat=money(card.price_usd_hour_with_vat, lang), extra=extra), lang)
 
 
-def _multi_line(advice, lang: str, kb: Knowledge) -> str:
-    multi = advice.multi_gpu
-    time = ""
-    if multi.hours is not None:
-        time = kb.text("card_time", lang, duration=duration(multi.hours, lang, kb),
-                       cost_vat=money(multi.cost_usd_with_vat, lang))
-    return kb.text("multi_gpu_line", lang, count=multi.count, name=multi.name, per_gpu=gb(multi.per_gpu_gib, lang),
-                   price=money(multi.price_usd_hour_total, lang),
-                   price_vat=money(multi.price_usd_hour_total_with_vat, lang), time=time)
+def _vat_price(price: float, vat_rate: float) -> float:
+    """The hourly price with VAT as the customer sees it per GPU, rounded to the cent before any multiplication so
+    that n GPUs cost exactly n x the per-card price shown elsewhere (fa review §7: 8 x 11.99 = 95.92)."""
+    return round(price * (1 + vat_rate), 2)
 
 
-def _budget_line(advice, lang: str, kb: Knowledge) -> Optional[str]:
-    verdict = advice.budget_verdict
-    if verdict is None:
-        return None
-    names = {card.card_id: card.name for card in advice.cards}
-    if advice.multi_gpu is not None and not advice.fitting_cards:
-        names[advice.multi_gpu.card_id] = f"{advice.multi_gpu.count}x {advice.multi_gpu.name}"
-    if verdict.verdict == "unlimited":
-        fitting = advice.fitting_cards
-        if not fitting:
-            multi = advice.multi_gpu
-            return kb.text("budget_unlimited", lang, card=names[multi.card_id]) if multi else None
-        fastest = max(fitting, key=lambda c: c.tokens_per_second or 0)
-        return kb.text("budget_unlimited", lang, card=fastest.name)
-    budget = money(verdict.budget_usd, lang, whole_if_round=True)
-    if verdict.verdict == "fits":
-        cheapest = names.get(verdict.cheapest_card, verdict.cheapest_card)
-        cost = money(verdict.cheapest_cost_usd_with_vat, lang)
-        options = len(advice.fitting_cards)
-        if not options:  # no single card: the multi-GPU plan is the one option
-            return kb.text("budget_fits_multi", lang, budget=budget, cost=cost)
-        if len(verdict.cards_within) == options:
-            return kb.text("budget_fits_all", lang, budget=budget, card=cheapest, cost=cost)
-        return kb.text("budget_fits", lang, budget=budget, count=len(verdict.cards_within), total=options,
-                       card=cheapest, cost=cost)
-    if verdict.verdict == "over":
-        bought = verdict.tokens_by_card.get(verdict.cheapest_card, 0)
-        return kb.text("budget_over", lang, budget=budget, card=names.get(verdict.cheapest_card, verdict.cheapest_card),
-                       cost=money(verdict.cheapest_cost_usd_with_vat, lang), tokens=tokens(bought, lang, kb))
-    if not verdict.tokens_by_card:
-        return None
-    card_id, bought = max(verdict.tokens_by_card.items(), key=lambda item: item[1])
-    return kb.text("budget_volume_unknown", lang, budget=budget, card=names.get(card_id, card_id),
-                   tokens=tokens(bought, lang, kb))
+def _multi_prices(multi, advice) -> Dict[str, float]:
+    per_card = multi.price_usd_hour_total / multi.count
+    return {"price": multi.price_usd_hour_total, "price_vat": multi.count * _vat_price(per_card, advice.vat_rate)}
+
+
+def _speedup(fast, slow, lang: str) -> str:
+    ratio = (fast.tokens_per_second or 0) / max(slow.tokens_per_second or 1e-9, 1e-9)
+    return number(ratio, lang, 0 if ratio >= 3 else 1)
+
+
+def _lead(advice, lang: str, kb: Knowledge) -> List[str]:
+    """The opening: one recommended card with its price and why (or the multi-GPU plan), then a faster option."""
+    gpus = {card.id: card for card in kb.gpus}
+    choice = advice.recommendation
+    estimate = advice.estimate
+    largest = max(kb.gpus, key=lambda card: card.usable_gib)
+    if choice is None:
+        multi = advice.multi_gpu
+        if multi is None:
+            return [kb.text("rec_none", lang, total=gb(estimate.per_gpu_gib, lang),
+                            largest=number(largest.vram_gb, lang, 0),
+                            count=max(advice.multi_gpu_counts_tried or [advice.plan.gpus]))]
+        time = ""
+        if multi.hours is not None:
+            time = kb.text("card_time", lang, duration=duration(multi.hours, lang, kb),
+                           cost_vat=money(multi.cost_usd_with_vat, lang))
+        prices = _multi_prices(multi, advice)
+        return [kb.text("rec_multi_gpu", lang, total=gb(estimate.per_gpu_gib, lang),
+                        largest=number(largest.vram_gb, lang, 0), count=multi.count, name=multi.name,
+                        per_gpu=gb(multi.per_gpu_gib, lang), price=money(prices["price"], lang),
+                        price_vat=money(prices["price_vat"], lang), time=time)]
+    card = choice.card
+    values = dict(card=card.name, vram=number(gpus[card.card_id].vram_gb, lang, 0),
+                  price=money(card.price_usd_hour * card.gpus, lang),
+                  price_vat=money(_vat_price(card.price_usd_hour, advice.vat_rate) * card.gpus, lang))
+    if choice.reason == "lowest_total_cost":
+        values.update(duration=duration(card.hours, lang, kb), cost_vat=money(card.cost_usd_with_vat, lang))
+    if choice.reason == "lowest_per_token":
+        values.update(per_million=money(card.cost_per_million_tokens_usd, lang))
+    lines = [kb.text(f"rec_{choice.reason}", lang, **values)]
+    if card.status == "tight" and choice.reason not in ("cheapest_tight", "tight_under_cap"):
+        lines.append(kb.text("rec_tight_note", lang))
+    faster = choice.faster
+    if faster is not None:
+        if choice.reason == "lowest_per_token":
+            lines.append(kb.text("faster_unlimited", lang, name=faster.name, price=money(faster.price_usd_hour, lang),
+                                 speedup=_speedup(faster, card, lang)))
+        elif choice.reason == "lowest_total_cost" and faster.hours is not None:
+            lines.append(kb.text("faster_total", lang, name=faster.name, duration=duration(faster.hours, lang, kb),
+                                 cost_vat=money(faster.cost_usd_with_vat, lang)))
+        elif faster.cost_per_million_tokens_usd is not None:
+            lines.append(kb.text("faster_per_token", lang, name=faster.name, price=money(faster.price_usd_hour, lang),
+                                 speedup=_speedup(faster, card, lang),
+                                 per_million=money(faster.cost_per_million_tokens_usd, lang),
+                                 rec_per_million=money(card.cost_per_million_tokens_usd, lang)))
+    return lines
+
+
+def _alternative_line(alt, advice, lang: str, kb: Knowledge) -> str:
+    extra = ""
+    if alt.cost_usd_with_vat is not None:
+        extra += kb.text("alternative_cost", lang, cost_vat=money(alt.cost_usd_with_vat, lang))
+    if alt.kind == "multi_gpu":
+        per_card = alt.price_usd_hour / alt.count
+        return _list_line(kb.text("alternative_multi_line", lang, count=alt.count, card=alt.card_name,
+                                  need=gb(alt.per_gpu_gib, lang), price=money(alt.price_usd_hour, lang),
+                                  price_vat=money(alt.count * _vat_price(per_card, advice.vat_rate), lang),
+                                  extra=extra), lang)
+    if alt.kind == "bf16":
+        extra += kb.text("alternative_stability", lang)
+    return _list_line(kb.text("alternative_line", lang, variant=variant_name(alt, lang, kb),
+                              need=gb(alt.per_gpu_gib, lang), high=gb(alt.high_gib, lang), card=alt.card_name,
+                              price=money(alt.price_usd_hour, lang),
+                              price_vat=money(_vat_price(alt.price_usd_hour, advice.vat_rate), lang),
+                              extra=extra), lang)
+
+
+def variant_name(alt, lang: str, kb: Knowledge) -> str:
+    if alt.kind == "shorter_seq":
+        return kb.text("variant_shorter_seq", lang, seq_len=number(alt.seq_len, lang, 0))
+    if alt.kind == "smaller_model":
+        return kb.text("variant_smaller_model", lang, model=alt.model_display)
+    return kb.text(f"variant_{alt.kind}", lang)
+
+
+def _cap_lines(advice, lang: str, kb: Knowledge) -> List[str]:
+    cap = advice.cap
+    if cap is None:
+        return []
+    if cap.includes_vat:
+        lines = [kb.text("cap_line_vat", lang, cap=money(cap.cap_usd, lang, whole_if_round=True),
+                         cap_excl=money(cap.cap_usd_excl_vat, lang))]
+    else:
+        lines = [kb.text("cap_line_no_vat", lang, cap=money(cap.cap_usd, lang, whole_if_round=True))]
+    if cap.under_cap:
+        lines.append(kb.text("cap_under", lang, names=names_list([c.name for c in cap.under_cap], lang, kb)))
+        return lines
+    if cap.cheapest_fitting is not None:
+        card = cap.cheapest_fitting
+        lines.append(kb.text("cap_none", lang, card=card.name, price=money(card.price_usd_hour, lang),
+                             price_vat=money(_vat_price(card.price_usd_hour, advice.vat_rate), lang)))
+    else:
+        lines.append(kb.text("cap_none_no_card", lang))
+    if cap.fixes:
+        lines.append(kb.text("cap_fixes_header", lang))
+        lines.extend(_alternative_line(alt, advice, lang, kb) for alt in cap.fixes)
+    else:
+        lines.append(kb.text("cap_no_fix", lang))
+    return lines
+
+
+def _budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
+    plan = advice.budget
+    if plan is None:
+        return []
+    budget = money(plan.budget_usd, lang, whole_if_round=True)
+    card = plan.card_name if plan.gpus == 1 else f"{plan.gpus} {load_glossary().multiplication} {plan.card_name}"
+    label = kb.text(f"budget_label_{plan.period}", lang, budget=budget)
+    lines: List[str] = []
+    alt = advice.budget_alternative
+    if plan.tiny:
+        lines.append(kb.text("budget_tiny", lang, budget=budget, duration=duration(plan.hours, lang, kb), card=card,
+                             tokens=tokens(plan.tokens, lang, kb)))
+        if alt is not None:
+            hours = plan.budget_usd / _vat_price(alt.price_usd_hour, advice.vat_rate)
+            lines.append(kb.text("budget_tiny_alternative", lang, variant=variant_name(alt, lang, kb),
+                                 card=alt.card_name, price_vat=money(_vat_price(alt.price_usd_hour, advice.vat_rate), lang),
+                                 duration=duration(hours, lang, kb)))
+        return lines
+    if plan.missing_usd:
+        lines.append(kb.text("budget_over", lang, card=card, cost=money(plan.volume_cost_usd_with_vat, lang),
+                             missing=money(plan.missing_usd, lang), budget=budget,
+                             share=number(max(1, math.floor(plan.volume_share * 100)), lang, 0)))
+        if alt is not None and alt.cost_usd_with_vat is not None:
+            lines.append(kb.text("budget_over_fix_variant", lang, variant=variant_name(alt, lang, kb),
+                                 card=alt.card_name, cost=money(alt.cost_usd_with_vat, lang)))
+        else:
+            lines.append(kb.text("budget_over_fix_volume", lang,
+                                 share=number(max(1, math.floor(plan.volume_share * 100)), lang, 0)))
+        return lines
+    if plan.volume_cost_usd_with_vat is not None:
+        choice = advice.recommendation
+        hours = choice.card.hours if choice is not None and choice.card.hours is not None else plan.hours
+        if plan.period == "month" and plan.volume_cost_usd_with_vat > 0:
+            runs = plan.budget_usd / plan.volume_cost_usd_with_vat
+            lines.append(kb.text("budget_runs_month", lang, budget=budget, runs=number(runs, lang, 0 if runs >= 10 else 1),
+                                 cost=money(plan.volume_cost_usd_with_vat, lang), card=card))
+        else:
+            lines.append(kb.text("budget_fits_volume", lang, label=label, card=card, duration=duration(hours, lang, kb),
+                                 cost=money(plan.volume_cost_usd_with_vat, lang)))
+        return lines
+    lines.append(kb.text(f"budget_hours_{plan.period}", lang, budget=budget, duration=duration(plan.hours, lang, kb),
+                         card=card, tokens=tokens(plan.tokens, lang, kb)))
+    return lines
 
 
 def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_offer: bool = True) -> str:
-    """The whole chat answer for one estimate.
+    """The whole chat answer for one estimate: the recommendation first, then the estimate, the shortlist,
+    cheaper variants, the hourly cap and what the budget buys.
 
     ``quote_offer=False`` leaves out the closing quote offer when the caller asks for it separately (with buttons).
     """
@@ -162,17 +307,28 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     plan, estimate = advice.plan, advice.estimate
     gpus = {card.id: card for card in kb.gpus}
     lines: List[str] = []
+    cap_lines = _cap_lines(advice, lang, kb)
+    if advice.cap is not None and not advice.cap.under_cap:
+        lines.extend(cap_lines)  # the customer's constraint first: nothing under it holds the job
+        lines.append("")
+        cap_lines = []
+    lines.extend(_lead(advice, lang, kb))
+
+    lines.append("")
     method = kb.text(f"method_{plan.method}", lang)
     header_key = "header_gpus" if plan.gpus > 1 else "header"
     lines.append(kb.text(header_key, lang, model=advice.preset.display, method=method,
-                         seq_len=plan.seq_len, gpus=plan.gpus))
+                         seq_len=number(plan.seq_len, lang, 0), gpus=plan.gpus))
     if advice.by_size:
         size = advice.requested_size_b or advice.preset.size_b
         exact = math.isclose(size, advice.preset.size_b, rel_tol=0.05)
         lines.append(kb.text("preset_by_size" if exact else "preset_by_size_nearest", lang,
                              size=number(size, lang, 1), model=advice.preset.display))
     # A job that fits no card is not "per GPU" yet: it is what one GPU would have to hold.
-    memory_key = "memory_line" if advice.fitting_cards or plan.gpus > 1 else "memory_line_one_gpu"
+    if plan.gpus > 1:
+        memory_key = "memory_line"
+    else:
+        memory_key = "memory_line_single" if advice.fitting_cards else "memory_line_one_gpu"
     lines.append(kb.text(memory_key, lang, total=gb(estimate.per_gpu_gib, lang), low=gb(estimate.low_gib, lang),
                          high=gb(estimate.high_gib, lang)))
     lines.append(kb.text("parts_line", lang, parts=_parts(advice, lang, kb)))
@@ -183,45 +339,41 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
         lines.append(kb.text("full_bf16_note", lang, bf16=gb(advice.pure_bf16_estimate.per_gpu_gib, lang)))
 
     volume_known = advice.volume_tokens is not None
-    fitting = advice.fitting_cards
-    lines.append("")
-    if fitting:
-        lines.append(kb.text("cards_header", lang))
-        for rank, card in enumerate(fitting[:TOP_CARDS], start=1):
+    shortlist = advice.shortlist[:TOP_CARDS]
+    if shortlist:
+        lines.append("")
+        lines.append(kb.text("cards_header_one" if len(shortlist) == 1 else "cards_header", lang))
+        for rank, card in enumerate(shortlist, start=1):
             lines.append(_card_line(rank, card, gpus[card.card_id], lang, kb, volume_known))
-        value = advice.best_value
-        if value is not None and advice.best is not None and value.card_id != advice.best.card_id:
-            if volume_known and value.hours is not None:
-                lines.append(kb.text("best_value_time", lang, name=value.name, duration=duration(value.hours, lang, kb),
-                                     cost_vat=money(value.cost_usd_with_vat, lang)))
-            else:
-                lines.append(kb.text("best_value_per_million", lang, name=value.name,
-                                     per_million=money(value.cost_per_million_tokens_usd, lang)))
-        if advice.multi_gpu is not None:
-            lines.append(kb.text("only_tight", lang))
-            lines.append(_multi_line(advice, lang, kb))
-    else:
-        largest = max(kb.gpus, key=lambda card: card.usable_gib)
-        lines.append(kb.text("no_single_card", lang, total=gb(estimate.per_gpu_gib, lang),
-                             largest=number(largest.vram_gb, lang, 0)))
-        if advice.multi_gpu is not None:
-            lines.append(_multi_line(advice, lang, kb))
-        else:
-            lines.append(kb.text("multi_gpu_none", lang, count=max(advice.multi_gpu_counts_tried or [plan.gpus])))
+        if any(card.status == "tight" for card in shortlist):
+            lines.append(kb.text(f"tight_remedy_{plan.method}", lang))
+        choice = advice.recommendation
+        reference = choice.card.price_usd_hour if choice else min(c.price_usd_hour for c in shortlist)
+        too_small = [c.name for c in advice.cards if c.status == "no_fit" and c.price_usd_hour <= reference]
+        if too_small:
+            lines.append(kb.text("too_small_cards", lang, names=names_list(too_small, lang, kb)))
+        dominated = [c.name for c in advice.cards if c.card_id in advice.dominated]
+        if dominated:
+            lines.append(kb.text("dominated_cards", lang, names=names_list(dominated, lang, kb)))
+    lines.extend(cap_lines)
+    if advice.alternatives:
+        lines.append("")
+        lines.append(kb.text("alternatives_header", lang))
+        lines.extend(_alternative_line(alt, advice, lang, kb) for alt in advice.alternatives)
     if advice.needs_quote and quote_offer:
         lines.append(kb.text("quote_offer", lang))
 
     lines.append("")
     if volume_known:
         lines.append(kb.text("volume_line", lang, tokens=tokens(advice.volume_tokens, lang, kb)))
-    budget = _budget_line(advice, lang, kb)
-    if budget:
-        lines.append(budget)
-    if not volume_known and fitting:
+    lines.extend(_budget_lines(advice, lang, kb))
+    if not volume_known and advice.fitting_cards:
         lines.append(kb.text("volume_unknown", lang))
     lines.append(kb.text("test_first", lang))
-    text = "\n".join(lines).replace("\n\n\n", "\n\n").strip()
-    return text
+    text = "\n".join(lines)
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.strip()
 
 
 # ---------------------------------------------------------------------------------------------- errors
