@@ -5,7 +5,13 @@ set -euo pipefail
 export RASA_TELEMETRY_ENABLED=false
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
+# Secrets, databases and logs are for this account only (security review finding 13): new files 0600, and files
+# left by an older version are tightened.
+umask 077
 mkdir -p var/charts var/log
+chmod 700 var 2>/dev/null || true
+find var -maxdepth 2 -type f \( -name '*-token' -o -name '*-secret' -o -name '*.db' -o -name '*.log' \) \
+  -exec chmod 600 {} + 2>/dev/null || true
 
 export ADVISOR_PUBLIC_URL=${ADVISOR_PUBLIC_URL:-http://localhost:8080}
 export ADVISOR_CHART_DIR=${ADVISOR_CHART_DIR:-var/charts}
@@ -24,10 +30,16 @@ fi
 export STAFF_TOKEN
 # Shared secret between Rasa and the action server (endpoints.yml sends it, bot/assistant/action_server.py checks it).
 if [ -z "${ACTION_SERVER_TOKEN:-}" ]; then
-  [ -s var/action-token ] || (umask 077; head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/action-token)
+  [ -s var/action-token ] || head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/action-token
   ACTION_SERVER_TOKEN=$(cat var/action-token)
 fi
 export ACTION_SERVER_TOKEN
+# Signs the website's socket.io sessions (bot/assistant/channels/socketio_sessions.py); kept so that a restart keeps them.
+if [ -z "${SOCKET_SESSION_SECRET:-}" ]; then
+  [ -s var/socket-secret ] || head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/socket-secret
+  SOCKET_SESSION_SECRET=$(cat var/socket-secret)
+fi
+export SOCKET_SESSION_SECRET
 
 CREDENTIALS=credentials.yml
 if [ -n "${TELEGRAM_TOKEN:-}" ]; then
@@ -40,14 +52,17 @@ cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>
 trap cleanup INT TERM EXIT
 
 $BIN/python -m bot.assistant.action_server --port 5055 >var/log/actions.log 2>&1 & pids+=($!)
-$BIN/rasa run --model models/gpu-advisor.tar.gz --port 5005 --credentials "$CREDENTIALS" --endpoints "${RASA_ENDPOINTS:-endpoints.yml}" \
-  --enable-api --auth-token "$RASA_TOKEN" --cors "*" >var/log/rasa.log 2>&1 & pids+=($!)
+# bot.assistant.rasa_server is `rasa run` taking RASA_TOKEN from the environment (never on the command line, where
+# `ps` shows it) and CORS from ADVISOR_ALLOWED_ORIGINS (default: the chat page's own origin).
+$BIN/python -m bot.assistant.rasa_server run --model models/gpu-advisor.tar.gz --port 5005 --credentials "$CREDENTIALS" \
+  --endpoints "${RASA_ENDPOINTS:-endpoints.yml}" --enable-api >var/log/rasa.log 2>&1 & pids+=($!)
 $BIN/python -m bot.website --port 8080 >var/log/webapp.log 2>&1 & pids+=($!)
 $BIN/python -m bot.staff --port 8081 >var/log/staff.log 2>&1 & pids+=($!)
 
 echo "Starting… (logs in var/log/)"
 for _ in $(seq 1 120); do
-  curl -sf "http://127.0.0.1:5005/status?token=$RASA_TOKEN" 2>/dev/null | grep -q model_file && break
+  # The URL goes to curl on stdin (printf is a shell builtin): a token in curl's arguments would show in `ps`.
+  printf 'url = "http://127.0.0.1:5005/status?token=%s"\n' "$RASA_TOKEN" | curl -sf -K - 2>/dev/null | grep -q model_file && break
   sleep 1
 done
 cat <<MSG
@@ -55,7 +70,7 @@ cat <<MSG
   GPU fine-tuning advisor is running.
   Chat page (website widget):  http://localhost:8080/
   REST:                        POST http://localhost:5005/webhooks/rest/webhook  {"sender": "me", "message": "سلام"}
-  Staff page:                  http://localhost:8081/   (token: $STAFF_TOKEN)
+  Staff page:                  http://localhost:8081/   (token in var/staff-token or \$STAFF_TOKEN)
   Telegram:                    $([ -n "${TELEGRAM_TOKEN:-}" ] && echo "enabled at /webhooks/telegram/webhook (register: .venv/bin/gpu-advisor telegram set-webhook)" || echo "off (set TELEGRAM_TOKEN, TELEGRAM_SECRET_TOKEN, TELEGRAM_WEBHOOK_URL)")
   Press Ctrl-C to stop.
 MSG

@@ -161,9 +161,12 @@ def start_rasa_server(action_port: int, *, port: Optional[int] = None, credentia
     env = {"ACTION_SERVER_TOKEN": ACTION_TOKEN, **(env or {})}
     (workdir / "credentials.yml").write_text(yaml.safe_dump(creds, allow_unicode=True))
     (workdir / "endpoints.yml").write_text(yaml.safe_dump(ends, allow_unicode=True))
-    cmd = [str(BIN / "rasa"), "run", "--model", str(model or MODEL_PATH), "--port", str(port),
-           "--credentials", str(workdir / "credentials.yml"), "--endpoints", str(workdir / "endpoints.yml"),
-           "--enable-api", "--auth-token", auth_token, "--cors", "*"]
+    # bot.assistant.rasa_server: `rasa run` with the token from RASA_TOKEN (never on the command line), CORS for the
+    # allowed origins only, a 1 MiB body limit and conversation ids decoded as the staff page encodes them.
+    env["RASA_TOKEN"] = auth_token
+    cmd = [str(BIN / "python"), "-m", "bot.assistant.rasa_server", "run", "--model", str(model or MODEL_PATH),
+           "--port", str(port), "--credentials", str(workdir / "credentials.yml"),
+           "--endpoints", str(workdir / "endpoints.yml"), "--enable-api"]
     server = _spawn("rasa", cmd, port, env, workdir)
     server.extra["auth_token"] = auth_token
     wait_http(f"{server.url}/", timeout, server.proc)

@@ -1,0 +1,81 @@
+"""`rasa run` with the settings this product needs for safety, none of them on the command line.
+
+    RASA_TOKEN=... python -m bot.assistant.rasa_server run --model models/gpu-advisor.tar.gz --enable-api ...
+
+Same arguments as `rasa`; in addition (security review findings 8, 10, 13):
+
+- the HTTP API token comes from RASA_TOKEN or RASA_TOKEN_FILE (bot/secret_files.py) and is handed to Rasa inside
+  this process: `ps` shows no token (`rasa run --auth-token ...` showed it to every local account);
+- CORS (`--cors`) is the list of allowed origins (bot/origins.py; default: the website's own origin) unless given;
+  `*` is never used;
+- a request body is at most SANIC_REQUEST_MAX_SIZE bytes (default 1 MiB; Sanic's own default is 100 MB);
+- conversation ids in API paths are percent-decoded once, as bot/staff/rasa_api.py encodes them, so a sender id
+  with `@ : + / space`, quotes or non-ASCII reaches its own conversation and not a phantom one;
+- files this process creates (tracker.db, logs it opens) are readable by their owner only, and every log record is
+  masked (bot/tickets/pii.py).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import urllib.parse
+from typing import Any, List, Optional
+
+from bot.origins import allowed_origins
+from bot.secret_files import private_umask, read_secret
+
+DEFAULT_MAX_BODY = 1024 * 1024
+TOKEN_ENV = "RASA_TOKEN"
+
+
+def _decode_conversation_id(request: Any) -> None:
+    match = getattr(request, "match_info", None)
+    if isinstance(match, dict) and isinstance(match.get("conversation_id"), str):
+        match["conversation_id"] = urllib.parse.unquote(match["conversation_id"])
+
+
+def _patch_rasa_app() -> None:
+    """Register the conversation-id decoding on the app Rasa builds for its HTTP API."""
+    from rasa import server
+
+    original = server.create_app
+    if getattr(original, "_decodes_ids", False):
+        return
+
+    def create_app(*args: Any, **kwargs: Any):
+        app = original(*args, **kwargs)
+        app.register_middleware(_decode_conversation_id, "request")
+        return app
+
+    create_app._decodes_ids = True  # type: ignore[attr-defined]
+    server.create_app = create_app
+
+
+def build_argv(argv: List[str]) -> List[str]:
+    """The arguments Rasa sees: the caller's, plus the token and CORS origins when not given."""
+    argv = list(argv)
+    if argv and argv[0] == "run" and "actions" not in argv[1:2]:
+        token = read_secret(TOKEN_ENV)
+        if token and "--auth-token" not in argv:
+            argv += ["--auth-token", token]
+        if "--cors" not in argv:
+            argv += ["--cors", *allowed_origins()]
+    return argv
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    os.environ.setdefault("SANIC_REQUEST_MAX_SIZE", str(DEFAULT_MAX_BODY))
+    private_umask()
+    from bot.tickets.pii import install_log_redaction
+
+    install_log_redaction()
+    _patch_rasa_app()
+    from rasa.__main__ import main as rasa_main
+
+    # Rasa reads sys.argv; /proc/<pid>/cmdline keeps what the process was started with, so the token stays out.
+    sys.argv = [sys.argv[0]] + build_argv(sys.argv[1:] if argv is None else argv)
+    rasa_main()
+
+
+if __name__ == "__main__":
+    main()
