@@ -196,7 +196,9 @@ def _excerpt(tracker: Tracker) -> List[Message]:
         kind, text = event.get("event"), event.get("text")
         if kind not in ("user", "bot") or not text:
             continue
-        role = "staff" if (event.get("metadata") or {}).get("staff") else kind
+        # Only a bot event can be a staff line (the staff page sends replies as bot events); a customer's own
+        # message claiming metadata.staff stays a customer line (security review finding 4).
+        role = "staff" if kind == "bot" and (event.get("metadata") or {}).get("staff") else kind
         out.append(Message(role=role, text=text, at=event.get("timestamp")))
     return out
 
