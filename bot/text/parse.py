@@ -96,7 +96,7 @@ class ParsedValues(BaseModel):
     custom_arch_label: Optional[str] = None
     config_error: Optional[str] = None  # a pasted config that could not be read: the missing key (or "json")
     # A model name we do not know, as typed ("qwen4 8b", "olmo 7b"), and its family word when it has a known one:
-    # never replaced silently by a preset (see bot.text.parse.substitute_model).
+    # never replaced silently by a preset (the form asks resolve_model for a same-family stand-in and says so).
     model_query: Optional[str] = None
     model_family: Optional[str] = None
     ambiguous: List[str] = []
@@ -137,33 +137,39 @@ def _model_index(kb) -> Tuple[List[_ModelName], Dict[str, float], Dict[float, st
     return names, sizes, representative
 
 
-_NAME_WORDS: Dict[int, Tuple[object, frozenset]] = {}
+_NAME_WORDS: Dict[int, Tuple[object, Tuple[frozenset, frozenset]]] = {}
 
 
-def _name_words(kb) -> frozenset:
+def _name_words(kb) -> Tuple[frozenset, frozenset]:
     """Letter-only words of the preset names ("llama", "qwen", "scout", "mixtral"): a case ending glued to one of
     them ("llamayı", "scoutu") is dropped before names are matched."""
     if kb is None:
-        return frozenset()
+        return frozenset(), frozenset()
     cached = _NAME_WORDS.get(id(kb))
     if cached is not None and cached[0] is kb:
         return cached[1]
-    words = set()
+    words, after_digits = set(), set()
     for preset in kb.models:
         for name in [preset.id, preset.display, *preset.aliases]:
-            words.update(t.text for t in tokenize(fold(name)) if t.text.isalpha() and len(t.text) >= 3)
-    _NAME_WORDS[id(kb)] = (kb, frozenset(words))
+            tokens = tokenize(fold(name))
+            words.update(t.text for t in tokens if t.text.isalpha() and len(t.text) >= 3)
+            after_digits.update(t.text for k, t in enumerate(tokens)
+                                if k and t.glued and tokens[k - 1].is_number and not t.is_number)
+    _NAME_WORDS[id(kb)] = (kb, (frozenset(words), frozenset(after_digits)))
     return _NAME_WORDS[id(kb)][1]
 
 
 _SIZE_LETTERS = ("b", "m")
+_BILLION_LETTERS = {"بی", "bn"}
 
 
-def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: frozenset) -> List[Token]:
+def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: Tuple[frozenset, frozenset]
+                         ) -> List[Token]:
     """Drop the case endings and particles written after a model name, a size or a number (knowledge/lexicon.yml
     name_suffixes): "8byi" -> "8 b", "14b yi" -> "14 b", "qwen3ü" -> "qwen 3", "llamayı" -> "llama",
     "لامارو" -> "لاما". A suffix word before digits glued to it ("a100") is a name, not a suffix."""
     families = lexicon.model_families
+    name_words, name_letters_after_digits = name_words
     stems = set(name_words) | set(families)
     out: List[Token] = []
     for index, token in enumerate(tokens):
@@ -172,7 +178,7 @@ def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: froz
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         starts_identifier = following is not None and following.glued and following.is_number
         if previous is not None and not token.is_number and not starts_identifier:
-            if token.glued and previous.is_number:
+            if token.glued and previous.is_number and text not in name_letters_after_digits:  # "17b 16e"
                 if text in lexicon.name_suffixes:
                     continue  # "qwen3ü", "4090ı"
                 if text[0] in _SIZE_LETTERS and text[1:] in lexicon.name_suffixes:
@@ -272,37 +278,6 @@ def _resolve_name(name: str, kb) -> Optional[str]:
     return None if resolved.by_size else resolved.preset.id
 
 
-def preset_family(preset) -> str:
-    """A preset's family: its ``family`` field where knowledge/models.yml gives one, else the id's first word."""
-    return getattr(preset, "family", None) or _family_of(preset.id)
-
-
-# A substitute of the same family counts as "the same size" within this factor (Qwen2.5 7B for an unknown Qwen 8B).
-SAME_SIZE_FACTOR = 1.25
-
-
-def substitute_model(family: Optional[str], size_b: float, kb=None) -> Tuple[Optional[str], bool]:
-    """The known preset used in place of a model we do not know: (preset id, same family?).
-
-    The same family of about the same size first; else the representative preset of that size, as a bare size
-    gets (bot.advisor.knowledge.resolve_model). The caller must say which model was used instead and why.
-    """
-    kb = kb if kb is not None else _default_kb()
-    if family:
-        folded = _family_of(fold(family).replace(" ", ""))
-        same = [p for p in kb.models if _family_of(fold(preset_family(p))) == folded
-                and 1 / SAME_SIZE_FACTOR <= p.size_b / size_b <= SAME_SIZE_FACTOR]
-        if same:
-            best = min(same, key=lambda p: (abs(math.log(p.size_b / size_b)), -kb.models.index(p)))
-            return best.id, True
-    from bot.advisor.knowledge import InputError, resolve_model
-
-    try:
-        return resolve_model(float(size_b), kb).preset.id, False
-    except (InputError, ValueError):
-        return None, False
-
-
 def _version_matches(preset_id: str, family: str, version: str) -> bool:
     """ "llama-3.1-8b" is a Llama 3 and a Llama 3.1, not a Llama 3.2 or 4."""
     rest = preset_id[len(family):].lstrip("-") if preset_id.startswith(family) else preset_id
@@ -314,6 +289,19 @@ def _version_matches(preset_id: str, family: str, version: str) -> bool:
 def _family_of(preset_id: str) -> str:
     """The family word of a preset id: "llama-3.1-8b" -> "llama", "qwen2.5-7b" -> "qwen"."""
     return preset_id.split("-")[0].rstrip("0123456789.")
+
+
+def _kb_family_words(kb) -> Dict[str, str]:
+    """Family words of knowledge/models.yml in other scripts ("گما" -> "gemma"), for a family named by one word."""
+    mapping: Dict[str, str] = {}
+    for family_id, family in (getattr(kb, "families", None) or {}).items():
+        if not family_id.isalpha():
+            continue
+        for word in family.words:
+            folded = " ".join(t.text for t in tokenize(fold(word)))
+            if folded and not folded.isascii() and " " not in folded:
+                mapping[folded] = family_id
+    return mapping
 
 
 def _default_kb():
@@ -377,10 +365,13 @@ def _seq_len_value(q: _Quantity) -> int:
 
 
 _COUNT_TIMES_NAME_RE = re.compile(r"(\d)\s*[x×](?=[a-z])")
+# "۸ در ۷ بی", "8 x 7 milyar": a Mixture-of-Experts name (8x7b), written with "در" (by) or spaces
+_EXPERTS_TIMES_SIZE_RE = re.compile(r"\b(\d{1,3})\s*(?:در|ضربدر|x|×)\s*(\d{1,3})\s*(?:b|بی|میلیارد|milyar|billion)\b")
 
 
 def _split_gpu_count(folded: str) -> str:
     """ "8xh100" -> "8 x h100": the letter run "xh" would otherwise hide both the counter and the GPU name."""
+    folded = _EXPERTS_TIMES_SIZE_RE.sub(r"\1x\2b", folded)
     return _COUNT_TIMES_NAME_RE.sub(r"\1 x ", folded)
 
 
@@ -391,7 +382,8 @@ class _Parser:
         self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
         self.folded = _split_gpu_count(fold(text))
         tokens = _strip_name_suffixes(apply_rewrites(tokenize(self.folded), lexicon), lexicon, _name_words(kb))
-        self.tokens: List[Token] = [replace(t, text=lexicon.model_families.get(t.text, t.text)) for t in tokens]
+        families = {**_kb_family_words(kb), **lexicon.model_families}
+        self.tokens: List[Token] = [replace(t, text=families.get(t.text, t.text)) for t in tokens]
         self.n = len(self.tokens)
         self.consumed = [False] * self.n  # part of a model name or a quantity (number, multiplier, unit)
         self.tags: List[Optional[_Tag]] = [None] * self.n
@@ -409,7 +401,9 @@ class _Parser:
         if self.kb is None:
             return
         names, sizes, _ = _model_index(self.kb)
-        texts = [t.text for t in self.tokens]
+        # "۲۰ بی" is "20b" in a name, as it is as a size
+        texts = ["b" if t.text in _BILLION_LETTERS and k and self.tokens[k - 1].is_number else t.text
+                 for k, t in enumerate(self.tokens)]
         i = 0
         while i < self.n:
             for name in names:
