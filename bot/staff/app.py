@@ -2,25 +2,32 @@
 
     STAFF_TOKEN=... python -m bot.staff --port 8081
 
-Sign-in exchanges the token for an HttpOnly, SameSite=Strict cookie holding an HMAC of it (the token itself never
-sits in the browser); scripts may send `Authorization: Bearer <token>` instead. Every form carries a CSRF field
-derived from the token. Labels come from knowledge/handoff.yml in en, fa and tr (?ui=fa).
+Sign-in exchanges the token for a session of its own (security review finding 15): a random id in an HttpOnly,
+SameSite=Strict cookie (Secure when the page is served over HTTPS), valid STAFF_SESSION_HOURS (default 12) and
+revoked at sign-out; the token itself never sits in the browser. The name typed at sign-in belongs to the session
+and signs notes and replies. Wrong tokens are limited per address (LOGIN_FAILURES_PER_MINUTE, then 429). Scripts may
+send `Authorization: Bearer <token>` instead. Every form carries the session's own CSRF value. Pages may be framed
+only by ADVISOR_FRAME_ANCESTORS (default 'self'). Labels come from knowledge/handoff.yml in en, fa and tr (?ui=fa).
 """
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
 import html
 import json
 import logging
 import os
+import secrets
+import time
 import urllib.parse
+from collections import deque
+from dataclasses import dataclass, field
 from datetime import timezone
-from typing import Any, Dict, List, Optional
+from typing import Any, Deque, Dict, List, Optional
 
 from aiohttp import web
 
+from bot.origins import frame_ancestors
 from bot.staff import service
 from bot.staff.rasa_api import RasaClient, RasaUnavailable
 from bot.tickets.models import CATEGORIES, STATUSES, Ticket, normalize_ticket_id
@@ -31,24 +38,86 @@ from bot.tickets.texts import STAFF_LANGS, reason_label, staff_labels
 logger = logging.getLogger(__name__)
 
 SESSION_COOKIE = "staff_session"
-NAME_COOKIE = "staff_name"
 UI_COOKIE = "staff_ui"
+LOGIN_FAILURES_PER_MINUTE = int(os.environ.get("STAFF_LOGIN_FAILURES_PER_MINUTE", "5"))
+
+
+@dataclass
+class StaffSession:
+    name: str
+    csrf: str
+    expires: float
+
+
+@dataclass
+class Sessions:
+    """Signed-in browsers: one random id per sign-in, each with its own CSRF value, until expiry or sign-out."""
+    ttl_s: float
+    by_id: Dict[str, StaffSession] = field(default_factory=dict)
+
+    def create(self, name: str) -> str:
+        self._forget_expired()
+        session_id = secrets.token_urlsafe(32)
+        self.by_id[session_id] = StaffSession(name=name, csrf=secrets.token_urlsafe(24),
+                                              expires=time.time() + self.ttl_s)
+        return session_id
+
+    def get(self, session_id: str) -> Optional[StaffSession]:
+        session = self.by_id.get(session_id) if session_id else None
+        if session and session.expires < time.time():
+            self.by_id.pop(session_id, None)
+            return None
+        return session
+
+    def revoke(self, session_id: str) -> None:
+        self.by_id.pop(session_id, None)
+
+    def _forget_expired(self) -> None:
+        now = time.time()
+        for key in [k for k, v in self.by_id.items() if v.expires < now]:
+            del self.by_id[key]
+
+
+@dataclass
+class LoginLimiter:
+    """Wrong tokens per client address in the last minute; more than `limit` and sign-in answers 429 for a while."""
+    limit: int
+    failures: Dict[str, Deque[float]] = field(default_factory=dict)
+
+    def blocked(self, address: str) -> bool:
+        recent = self.failures.get(address)
+        now = time.time()
+        while recent and recent[0] < now - 60:
+            recent.popleft()
+        return bool(recent) and len(recent) >= self.limit
+
+    def failed(self, address: str) -> None:
+        self.failures.setdefault(address, deque()).append(time.time())
+
+
 STORE_KEY = web.AppKey("store", TicketStore)
 RASA_KEY = web.AppKey("rasa", RasaClient)
 TOKEN_KEY = web.AppKey("token", str)
+SESSIONS_KEY = web.AppKey("sessions", Sessions)
+LIMITER_KEY = web.AppKey("limiter", LoginLimiter)
 
 
-def _mac(token: str, purpose: str) -> str:
-    return hmac.new(token.encode(), purpose.encode(), hashlib.sha256).hexdigest()
+def _same_secret(given: str, token: str) -> bool:
+    """Constant-time comparison that also takes non-ASCII input (hmac.compare_digest refuses non-ASCII str: 500)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode())
+
+
+def _session(request: web.Request) -> Optional[StaffSession]:
+    return request.app[SESSIONS_KEY].get(request.cookies.get(SESSION_COOKIE, ""))
+
+
+def _bearer_ok(request: web.Request) -> bool:
+    bearer = request.headers.get("Authorization", "")
+    return bearer.startswith("Bearer ") and _same_secret(bearer[7:].strip(), request.app[TOKEN_KEY])
 
 
 def _authorized(request: web.Request) -> bool:
-    token = request.app[TOKEN_KEY]
-    bearer = request.headers.get("Authorization", "")
-    if bearer.startswith("Bearer ") and hmac.compare_digest(bearer[7:].strip(), token):
-        return True
-    cookie = request.cookies.get(SESSION_COOKIE, "")
-    return bool(cookie) and hmac.compare_digest(cookie, _mac(token, "session"))
+    return _bearer_ok(request) or _session(request) is not None
 
 
 def _ui(request: web.Request) -> str:
@@ -57,7 +126,8 @@ def _ui(request: web.Request) -> str:
 
 
 def _author(request: web.Request) -> str:
-    return (urllib.parse.unquote(request.cookies.get(NAME_COOKIE, "")) or "staff")[:64]
+    session = _session(request)
+    return ((session.name if session else "") or "staff")[:64]
 
 
 def e(value: Any) -> str:
@@ -98,7 +168,8 @@ def page(request: web.Request, title: str, body: str, status: int = 200) -> web.
     if request.query.get("ui") in STAFF_LANGS:
         resp.set_cookie(UI_COOKIE, request.query["ui"], httponly=True, samesite="Strict")
     resp.headers["Cache-Control"] = "no-store"
-    resp.headers["X-Frame-Options"] = "DENY"
+    resp.headers["Content-Security-Policy"] = (f"default-src 'self'; style-src 'unsafe-inline'; img-src 'self'; "
+                                               f"frame-ancestors {frame_ancestors()}")
     return resp
 
 
@@ -110,7 +181,8 @@ def _flash(request: web.Request) -> str:
 
 
 def _csrf_field(request: web.Request) -> str:
-    return f'<input type="hidden" name="csrf" value="{_mac(request.app[TOKEN_KEY], "csrf")}">'
+    session = _session(request)
+    return f'<input type="hidden" name="csrf" value="{e(session.csrf if session else "")}">'
 
 
 @web.middleware
@@ -121,9 +193,10 @@ async def auth_middleware(request: web.Request, handler):
         if request.path.startswith("/api/"):
             return web.json_response({"error": "unauthorized"}, status=401)
         raise web.HTTPFound("/login")
-    if request.method == "POST" and not request.headers.get("Authorization"):
+    if request.method == "POST" and not _bearer_ok(request):
         form = await request.post()
-        if not hmac.compare_digest(str(form.get("csrf", "")), _mac(request.app[TOKEN_KEY], "csrf")):
+        session = _session(request)
+        if session is None or not _same_secret(str(form.get("csrf", "")), session.csrf):
             return web.Response(status=403, text="CSRF check failed")
     return await handler(request)
 
@@ -140,21 +213,33 @@ async def login_form(request: web.Request) -> web.Response:
     return page(request, L["login_title"], body, status=401 if request.query.get("bad") else 200)
 
 
+def _served_over_https(request: web.Request) -> bool:
+    # Behind a TLS-terminating proxy the request arrives as plain HTTP; trust its header only when told to.
+    forwarded = request.headers.get("X-Forwarded-Proto", "") if os.environ.get("STAFF_TRUST_PROXY") == "1" else ""
+    return request.secure or forwarded.lower() == "https"
+
+
 async def login(request: web.Request) -> web.Response:
+    address = request.remote or "?"
+    limiter = request.app[LIMITER_KEY]
+    if limiter.blocked(address):
+        return web.Response(status=429, text="Too many wrong tokens; try again in a minute.",
+                            headers={"Retry-After": "60"})
     form = await request.post()
-    token = request.app[TOKEN_KEY]
-    if not hmac.compare_digest(str(form.get("token", "")), token):
-        await asyncio.sleep(0.5)  # slows down guessing
+    if not _same_secret(str(form.get("token", "")), request.app[TOKEN_KEY]):
+        limiter.failed(address)
+        await asyncio.sleep(0.5)  # slows down guessing from one client; the limiter bounds parallel guesses
         raise web.HTTPFound("/login?bad=1")
-    resp = web.HTTPFound("/")
-    resp.set_cookie(SESSION_COOKIE, _mac(token, "session"), httponly=True, samesite="Strict", max_age=12 * 3600)
     name = str(form.get("name", "")).strip()[:64]
-    if name:
-        resp.set_cookie(NAME_COOKIE, urllib.parse.quote(name), httponly=True, samesite="Strict")
+    session_id = request.app[SESSIONS_KEY].create(name)
+    resp = web.HTTPFound("/")
+    resp.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="Strict",
+                    max_age=int(request.app[SESSIONS_KEY].ttl_s), secure=_served_over_https(request))
     raise resp
 
 
 async def logout(request: web.Request) -> web.Response:
+    request.app[SESSIONS_KEY].revoke(request.cookies.get(SESSION_COOKIE, ""))
     resp = web.HTTPFound("/login")
     resp.del_cookie(SESSION_COOKIE)
     raise resp
@@ -212,7 +297,8 @@ def _live_messages(rasa: RasaClient, ticket: Ticket) -> List[Dict[str, str]]:
     out = []
     for ev in tracker.get("events", []):
         if ev.get("event") in ("user", "bot") and ev.get("text") and ev.get("timestamp", 0) >= since:
-            role = "staff" if (ev.get("metadata") or {}).get("staff") else ev["event"]
+            # Staff replies are bot events; a user event claiming metadata.staff is the customer's (finding 4).
+            role = "staff" if ev["event"] == "bot" and (ev.get("metadata") or {}).get("staff") else ev["event"]
             out.append({"role": role, "text": mask_text(ev["text"])})
     return out
 
@@ -352,6 +438,8 @@ def create_app(token: Optional[str] = None, store: Optional[TicketStore] = None,
         raise SystemExit("STAFF_TOKEN must be set to a secret of at least 8 characters")
     app = web.Application(middlewares=[auth_middleware])
     app[TOKEN_KEY] = token
+    app[SESSIONS_KEY] = Sessions(ttl_s=float(os.environ.get("STAFF_SESSION_HOURS", "12")) * 3600)
+    app[LIMITER_KEY] = LoginLimiter(LOGIN_FAILURES_PER_MINUTE)
     app[STORE_KEY] = store or TicketStore()
     app[RASA_KEY] = rasa or RasaClient()
 
