@@ -6,6 +6,7 @@ Environment:
   ADVISOR_CHART_DIR   folder of chart PNGs written by action_estimate, served at /charts/ (default var/charts)
   ADVISOR_SOCKET_URL  Rasa's socket.io base URL for the widget (default: same host as the page, port 5005)
   ADVISOR_SOCKET_PATH socket.io path (default /socket.io)
+  ADVISOR_FRAME_ANCESTORS  who may frame the chat page (CSP frame-ancestors, default 'self'; bot/origins.py)
 
 No rasa import: this process only serves files.
 """
@@ -15,20 +16,28 @@ import argparse
 import asyncio
 import os
 import re
+import time
 from pathlib import Path
 from typing import Optional
 
 from aiohttp import web
+
+from bot.origins import frame_ancestors
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB_DIR = ROOT / "web"
 _CHART_NAME = re.compile(r"^[A-Za-z0-9_.-]+\.png$")
 
 # Scripts only from this server (a second line of defence behind the widget's text-only rendering); the socket.io
-# connection may go to another host (Rasa), and charts are images from here.
+# connection may go to another host (Rasa), and charts are images from here. Framing: only the sites named in
+# ADVISOR_FRAME_ANCESTORS (default this site), against clickjacking (security review finding 16).
 CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
                            "connect-src 'self' http: https: ws: wss:; object-src 'none'; base-uri 'none'; "
-                           "frame-ancestors *")
+                           "frame-ancestors {frame_ancestors}")
+
+
+def content_security_policy() -> str:
+    return CONTENT_SECURITY_POLICY.format(frame_ancestors=frame_ancestors())
 
 
 def chart_dir() -> Path:
@@ -41,7 +50,9 @@ async def security_headers(request: web.Request, handler):
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
     # FileResponse only learns its content type while sending, so decide by path.
     if request.path == "/" or request.path.endswith(".html"):
-        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("Content-Security-Policy", content_security_policy())
+        if frame_ancestors() == "'self'":
+            response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")  # browsers without CSP level 2
     if request.path.endswith((".js", ".css", ".json")) or request.path.startswith("/charts/"):
         # The widget is embedded on other sites: they load its script, style and the chart images from here.
         response.headers.setdefault("Access-Control-Allow-Origin", "*")
@@ -57,26 +68,77 @@ async def widget_config(request: web.Request) -> web.Response:
     })
 
 
-CHART_WAIT_S = 8.0
+CHART_WAIT_S = 4.0
+# Requests that may wait for a chart at the same time; more answer 404 at once, so that nobody can hold hundreds of
+# connections open by asking for charts that will never exist (security review finding 14).
+MAX_CHART_WAITERS = 16
+# Charts are kept this long and at most this many (the newest); older ones are deleted every CHART_PRUNE_EVERY_S.
+CHART_MAX_AGE_S = float(os.environ.get("ADVISOR_CHART_MAX_AGE_H", "168")) * 3600
+CHART_MAX_FILES = int(os.environ.get("ADVISOR_CHART_MAX_FILES", "5000"))
+CHART_PRUNE_EVERY_S = 600
+_waiting = 0
 
 
 async def chart(request: web.Request) -> web.StreamResponse:
+    global _waiting
     name = request.match_info["name"]
     if not _CHART_NAME.match(name):
         raise web.HTTPNotFound()
     path = chart_dir() / name
+    if path.is_file():
+        return web.FileResponse(path, headers={"Content-Type": "image/png"})
     # The action server draws a web chart just after the reply has gone out, so the browser may ask before the
     # file exists; a cold worker takes a second or two. Wait for it rather than answer 404 to a chart on its way.
-    deadline = asyncio.get_running_loop().time() + CHART_WAIT_S
-    while not path.is_file():
-        if asyncio.get_running_loop().time() > deadline:
-            raise web.HTTPNotFound()
-        await asyncio.sleep(0.1)
+    if _waiting >= MAX_CHART_WAITERS:
+        raise web.HTTPNotFound()
+    _waiting += 1
+    try:
+        deadline = asyncio.get_running_loop().time() + CHART_WAIT_S
+        while not path.is_file():
+            if asyncio.get_running_loop().time() > deadline:
+                raise web.HTTPNotFound()
+            await asyncio.sleep(0.2)
+    finally:
+        _waiting -= 1
     return web.FileResponse(path, headers={"Content-Type": "image/png"})
+
+
+def prune_charts(folder: Path, max_age_s: float = CHART_MAX_AGE_S, max_files: int = CHART_MAX_FILES) -> int:
+    """Delete charts older than `max_age_s` and all but the newest `max_files`; returns how many went."""
+    def mtime(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:  # deleted meanwhile
+            return 0.0
+
+    try:
+        charts = sorted(((mtime(p), p) for p in folder.glob("*.png")), reverse=True)
+    except OSError:
+        return 0
+    cutoff = time.time() - max_age_s
+    doomed = [p for i, (when, p) in enumerate(charts) if i >= max_files or when < cutoff]
+    for path in doomed:
+        path.unlink(missing_ok=True)
+    return len(doomed)
+
+
+async def _prune_periodically(app: web.Application) -> None:
+    async def loop() -> None:
+        while True:
+            await asyncio.to_thread(prune_charts, chart_dir())
+            await asyncio.sleep(CHART_PRUNE_EVERY_S)
+
+    task = asyncio.create_task(loop())
+
+    async def stop(_app: web.Application) -> None:
+        task.cancel()
+
+    app.on_cleanup.append(stop)
 
 
 def create_app(web_dir: Path = WEB_DIR) -> web.Application:
     app = web.Application(middlewares=[security_headers])
+    app.on_startup.append(_prune_periodically)
     app.router.add_get("/health", lambda request: web.json_response({"status": "ok", "service": "website"}))
     app.router.add_get("/config.json", widget_config)
     app.router.add_get("/charts/{name}", chart)
