@@ -33,6 +33,7 @@ from sanic import Blueprint, response
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
+from bot.assistant.channels.limits import too_long, too_long_answer
 from bot.assistant.redis_settings import CONNECT_TIMEOUT_S, SOCKET_TIMEOUT_S, RedisSettings
 
 from bot.telegram_api import (
@@ -319,5 +320,8 @@ class TelegramInput(InputChannel):
         if text == "/start" and base_language in ASSISTANT_LANGUAGES:
             metadata[LANGUAGE_HINT_KEY] = base_language
             text = "/start" + json.dumps({"language": base_language})
+        if too_long(text):  # the same 4,000-character limit as the other channels (limits.py); not stored
+            await out.send_text_message(str(chat["id"]), too_long_answer(text, {"locale": language_code}))
+            return
         await on_new_message(UserMessage(text, out, str(chat["id"]), input_channel=self.name(),
                                          metadata=metadata))
