@@ -29,7 +29,7 @@ HANDOFF_CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bo
                                   "unsupported_language", "compare_options", "own_card", "capabilities",
                                   "order_multi_gpu", "switch_language")
 # Intents that do not count as a successful turn for the "two failed turns" counter.
-UNCERTAIN_INTENTS = ("nlu_fallback", "out_of_scope", "inform", "estimate", "affirm", "deny")
+UNCERTAIN_INTENTS = ("nlu_fallback", "out_of_scope", "inform", "estimate", "affirm", "deny", "dont_know")
 
 
 def conversation_language(tracker: Tracker) -> str:

@@ -61,7 +61,7 @@ def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
         return None
     estimate = advice.estimate
     line = text("job_memory", lang, model=model_label(slots, lang), method=method_label(method, lang),
-                seq_len=number(seq_len, lang, 0), gib=gb(estimate.high_gib, lang))
+                seq_len=number(seq_len, lang, 0), gib=gb(estimate.per_gpu_gib, lang))
     card_gb = _card_gb(tracker.latest_message.get("text") or "")
     catalogue = [card for card in load_knowledge().gpus if card_gb and abs(card.vram_gb - card_gb) < 0.5]
     if catalogue:

@@ -66,6 +66,43 @@ def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]
     return found
 
 
+# The model slots a message about the model replaces together (a new name clears a stand-in note and a config).
+MODEL_SLOTS = ("model", "model_id", "model_size_b", "model_unrecognised", "custom_arch", "custom_arch_label")
+
+
+def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, lang: Text) -> Dict[Text, Any]:
+    """The model of one message: a known preset by name, a pasted config.json (its values said back), a name we do
+    not know (computed with the resolver's stand-in, said with the estimate: actions/model_notes.py), or a size.
+
+    Never "you gave only the size" for a named model: the name is kept in ``model_unrecognised``.
+    """
+    from actions.model_notes import config_error_message, config_read_note, stand_in
+
+    cleared = {name: None for name in MODEL_SLOTS}
+    if parsed.custom_arch:
+        label = parsed.custom_arch_label or "config.json"
+        note = config_read_note(parsed.custom_arch, lang)
+        if note:
+            dispatcher.utter_message(text=note)
+        return {**cleared, "model": label, "custom_arch": parsed.custom_arch, "custom_arch_label": label,
+                "model_size_b": _number(parsed.model_size_b)}
+    if parsed.config_error:
+        # The customer is told which key is missing; the question stays open (no second hint).
+        dispatcher.utter_message(text=config_error_message(text, lang))
+        return {"failed_turns": 0.0}
+    if parsed.model_id:
+        return {**cleared, "model": parsed.model_id, "model_id": parsed.model_id,
+                "model_size_b": _number(parsed.model_size_b)}
+    if parsed.model_query:
+        values = stand_in(parsed.model_query, _number(parsed.model_size_b))
+        if values:
+            return {**cleared, **values}
+    if _number(parsed.model_size_b):
+        size = _number(parsed.model_size_b)
+        return {**cleared, "model": f"{size:g}b", "model_size_b": size}
+    return {}
+
+
 def _first_ambiguous(ambiguous: Any) -> Optional[str]:
     if not ambiguous:
         return None
@@ -162,12 +199,12 @@ class ValidateEstimateForm(FormValidationAction):
         text = tracker.latest_message.get("text") or ""
         updates = self._from_payload(payload_entities(tracker))
         if not updates and not text.startswith("/"):
-            updates = self._from_text(dispatcher, text, requested)
+            updates = self._from_text(dispatcher, text, requested, conversation_language(tracker))
             updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
         if intent == "deny" and requested == "budget" and not updates:
             updates = {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None}
         if intent == DONT_KNOW_INTENT and requested in FORM_SLOTS and requested not in updates:
-            return self._dont_know(dispatcher, requested, updates)
+            return self._dont_know(dispatcher, tracker, requested, updates)
 
         if updates:
             updates["failed_turns"] = 0.0
@@ -182,12 +219,17 @@ class ValidateEstimateForm(FormValidationAction):
         return updates
 
     @staticmethod
-    def _dont_know(dispatcher: CollectingDispatcher, requested: Text,
+    def _dont_know(dispatcher: CollectingDispatcher, tracker: Tracker, requested: Text,
                    updates: Dict[Text, Any]) -> Dict[Text, Any]:
         """A default for the asked value, said aloud; for the model, examples and the same question again."""
         dispatcher.utter_message(response=DONT_KNOW_RESPONSES[requested])
-        # Setting the asked model slot to empty keeps the form from rejecting the turn, so it asks again.
-        return {**updates, **DONT_KNOW_VALUES.get(requested, {requested: None}), "failed_turns": 0.0}
+        if requested in DONT_KNOW_VALUES:
+            return {**updates, **DONT_KNOW_VALUES[requested], "failed_turns": 0.0}
+        # The model has no default: no progress, so it counts towards the offer of a person (issue 13: two turns
+        # without progress). Setting the asked slot to empty keeps the form from rejecting the turn: it asks again.
+        for event in count_failed_turn(dispatcher, tracker):
+            updates[event["name"]] = event["value"]
+        return {**updates, requested: None}
 
     # ------------------------------------------------------------------------------------------ sources
 
@@ -217,17 +259,12 @@ class ValidateEstimateForm(FormValidationAction):
         return updates
 
     @staticmethod
-    def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text]) -> Dict[Text, Any]:
+    def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text],
+                   lang: Text = "fa") -> Dict[Text, Any]:
         from bot.text.parse import parse_values
 
         parsed = parse_values(text, expected=requested)
-        updates: Dict[Text, Any] = {}
-        if parsed.model_id:
-            updates.update(model=parsed.model_id, model_id=parsed.model_id,
-                           model_size_b=_number(parsed.model_size_b))
-        elif _number(parsed.model_size_b):
-            size = _number(parsed.model_size_b)
-            updates.update(model=f"{size:g}b", model_id=None, model_size_b=size)
+        updates: Dict[Text, Any] = _model_from_text(dispatcher, parsed, text, lang)
         if parsed.method in METHODS:
             updates["method"] = parsed.method
         if _number(parsed.seq_len):

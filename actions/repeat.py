@@ -67,6 +67,17 @@ class ActionRepeatLastAnswer(Action):
                 dispatcher.utter_message(response="utter_language_switched")
                 dispatcher.messages.extend(replay.messages)
                 return []
+        if (tracker.active_loop or {}).get("name") == "estimate_form":
+            # Mid-form, the previous answer was the form's own question: say what is noted, in the new language;
+            # the form asks its question right after.
+            from actions.common import conversation_language
+            from actions.dialogue_text import noted_message
+
+            dispatcher.utter_message(response="utter_language_switched_form")
+            noted = noted_message(tracker.slots, conversation_language(tracker))
+            if noted:
+                dispatcher.utter_message(text=noted)
+            return []
         dispatcher.utter_message(response="utter_language_switched_empty")
         return []
 

@@ -48,9 +48,11 @@ class Conversation:
         self.server = server
         self.sender = sender or f"test-{uuid.uuid4().hex[:10]}"
 
-    def say(self, text: str) -> List[dict]:
-        _, replies = post_json(f"{self.server.url}/webhooks/rest/webhook",
-                               {"sender": self.sender, "message": text})
+    def say(self, text: str, metadata: dict | None = None) -> List[dict]:
+        payload = {"sender": self.sender, "message": text}
+        if metadata is not None:
+            payload["metadata"] = metadata  # what a channel adds: the widget's browser locale, Telegram's language
+        _, replies = post_json(f"{self.server.url}/webhooks/rest/webhook", payload)
         return replies
 
     def say_text(self, text: str) -> str:
