@@ -171,6 +171,12 @@ class ActionEstimate(Action):
 
         # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice.
         dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False))
+        if tracker.get_slot("model_unrecognised") and fields.get("model"):
+            # A name we do not know was computed with a stand-in: say so, how it may differ, the wider range.
+            from actions.model_notes import unrecognised_note
+
+            dispatcher.utter_message(text=unrecognised_note(tracker.get_slot("model_unrecognised"), advice,
+                                                            fields, lang))
         image = await self._chart_url(advice, fields, lang,
                                       wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
         if image:

@@ -1064,8 +1064,11 @@ def split_pasted_config(text: str) -> Tuple[str, Optional[object]]:
     back first. An object that is not valid JSON but looks like a config is returned as the string "json" so the
     reply can say it could not be read."""
     start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
+    if start < 0:
         return text, None
+    if end <= start:
+        # cut off before its closing brace (a message length limit): unreadable, and its numbers are no values
+        return (text[:start], "json") if any(f'"{m}"' in text[start:] for m in CONFIG_MARKERS) else (text, None)
     body = text[start:end + 1]
     if not any(marker in body for marker in CONFIG_MARKERS):
         return text, None
@@ -1093,7 +1096,8 @@ def read_pasted_config(config: object) -> Dict[str, object]:
     except Exception as error:  # the reader names what is missing; any other failure is "unreadable"
         return {"config_error": _missing_key(error)}
     data = arch.dict() if hasattr(arch, "dict") else dict(arch)
-    label = str(data.get("name") or config.get("_name_or_path") or config.get("model_type") or "config.json")
+    name = config.get("_name_or_path") or (config.get("architectures") or [None])[0] or config.get("model_type")
+    label = f"config.json ({str(name)[:60]})" if name else "config.json"
     values: Dict[str, object] = {"custom_arch": data, "custom_arch_label": label}
     params = data.get("params")
     if isinstance(params, (int, float)) and params > 0:
@@ -1102,7 +1106,10 @@ def read_pasted_config(config: object) -> Dict[str, object]:
 
 
 def _missing_key(error: Exception) -> str:
-    for attribute in ("key", "missing", "field"):
+    name = (getattr(error, "params", None) or {}).get("name")
+    if isinstance(name, str) and name and name != "-":
+        return name  # bot.advisor.hf_config names the key in its InputError
+    for attribute in ("missing", "field"):
         value = getattr(error, attribute, None)
         if isinstance(value, str) and value:
             return value

@@ -1,0 +1,121 @@
+"""What the answer says about the model itself: a name we do not know (issue 9 #7) and a pasted config.json (#8).
+
+No silent substitutes: when the customer named a model no preset matches, the form keeps the name as typed in the
+slot ``model_unrecognised`` and computes with the stand-in the shared resolver gives
+(bot.advisor.knowledge.resolve_model(..., allow_substitute=True): the same family of the nearest size, else the
+reference preset of that size). The estimate then says which name was not recognised, which model was used instead
+and how it may differ, and widens the range to what the known architectures around that size need.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Text
+
+# Presets whose size is within this factor of the stand-in's count as "about this size" when the range is widened:
+# the stand-in's own family (same-family case) or every family (no family known). 1.6 is the factor
+# bot.advisor.advice.SIZE_MATCH_FACTOR uses for "a model of about this size".
+RANGE_SIZE_FACTOR = 1.6
+
+
+def stand_in(query: Text, size_b: Optional[float], kb: Any = None) -> Optional[Dict[Text, Any]]:
+    """Slot values for a model name we do not know: the stand-in preset, the name kept as typed.
+
+    A name the shared resolver does know (it reads more spellings than the message parser) is used by name.
+    """
+    from bot.advisor.knowledge import InputError, resolve_model
+
+    try:
+        resolved = resolve_model(query, kb, allow_substitute=True)
+    except InputError:
+        resolved = None
+    if resolved is not None and not resolved.by_size and not resolved.unrecognised:
+        preset = resolved.preset
+        return {"model": preset.id, "model_id": preset.id, "model_size_b": preset.size_b,
+                "model_unrecognised": None}
+    if resolved is None or resolved.by_size:
+        if not size_b:
+            return None
+        try:
+            resolved = resolve_model(float(size_b), kb)
+        except InputError:
+            return None
+    return {"model": query, "model_id": resolved.preset.id, "model_size_b": resolved.preset.size_b,
+            "model_unrecognised": query}
+
+
+def unrecognised_note(query: Text, advice: Any, fields: Dict[Text, Any], lang: Text, kb: Any = None
+                      ) -> Optional[Text]:
+    """The lines said after the estimate for a model computed with a stand-in (None when nothing to say)."""
+    from bot.advisor.knowledge import InputError, load_knowledge, resolve_model, substitute_differences
+    from bot.present.render import gb
+
+    kb = kb or load_knowledge()
+    preset = advice.preset
+    try:
+        resolved = resolve_model(query, kb, allow_substitute=True)
+        same_family = bool(resolved.unrecognised) and resolved.preset.id == preset.id
+    except InputError:
+        same_family = False
+    lines: List[Text] = [kb.text("model_unrecognised", lang, query=query)]
+    if same_family and "unknown_model_stand_in" in kb.texts:
+        codes = substitute_differences(preset, kb)
+        differences = kb.text("list_separator", lang).join(
+            kb.text(f"model_difference_{code}", lang) for code in codes if f"model_difference_{code}" in kb.texts)
+        lines.append(kb.text("unknown_model_stand_in", lang, model=preset.display, differences=differences))
+    else:
+        lines.append(kb.text("model_unrecognised_other_family", lang, model=preset.display,
+                             size=f"{preset.size_b:g}"))
+    low, high = widened_range(advice, fields, same_family, kb)
+    lines.append(kb.text("model_unrecognised_range", lang, low=gb(low, lang), high=gb(high, lang)))
+    return " ".join(lines)
+
+
+def widened_range(advice: Any, fields: Dict[Text, Any], same_family: bool, kb: Any) -> tuple:
+    """Lowest and highest estimate (GiB per GPU) over the known presets about the stand-in's size: of its family,
+    or of every family when the family is unknown. Always contains the stand-in's own range."""
+    from bot.advisor.advice import AdviceRequest, advise
+
+    preset = advice.preset
+    low, high = float(advice.estimate.low_gib), float(advice.estimate.high_gib)
+    for other in kb.models:
+        if other.id == preset.id or (same_family and other.family != preset.family):
+            continue
+        if abs(math.log(other.size_b / preset.size_b)) > math.log(RANGE_SIZE_FACTOR):
+            continue
+        try:
+            estimate = advise(AdviceRequest(**{**fields, "model": other.id, "size_b": None}), kb).estimate
+        except ValueError:  # a plan this preset cannot take (e.g. a LoRA rank above its width): not a bound
+            continue
+        low, high = min(low, float(estimate.low_gib)), max(high, float(estimate.high_gib))
+    return low, high
+
+
+def config_read_note(custom_arch: Dict[Text, Any], lang: Text, kb: Any = None) -> Optional[Text]:
+    """ "I read these values from your config.json: layers 36, hidden 4096 ..." (bot.advisor.hf_config.describe)."""
+    from bot.advisor.hf_config import describe
+    from bot.advisor.knowledge import load_knowledge
+    from bot.advisor.schema import ModelArch
+
+    kb = kb or load_knowledge()
+    try:
+        arch = ModelArch(**custom_arch)
+    except (TypeError, ValueError):
+        return None
+    return kb.text("config_read", lang, values=", ".join(describe(arch)))
+
+
+def config_error_message(text: Text, lang: Text, kb: Any = None) -> Text:
+    """The reason a pasted config.json could not be read, naming the missing key, in the customer's language."""
+    from bot.advisor.hf_config import read_hf_config
+    from bot.advisor.knowledge import InputError
+    from bot.present.render import render_error
+    from bot.text.parse import split_pasted_config
+
+    _, config = split_pasted_config(text)
+    try:
+        read_hf_config(config)
+    except InputError as error:
+        return render_error(error, lang, kb)
+    except Exception as error:  # noqa: BLE001 - any other failure is still an unreadable config, said as such
+        return render_error(error, lang, kb)
+    return render_error(ValueError("config"), lang, kb)
