@@ -3,7 +3,7 @@
 Runs a few training steps of randomly initialised decoder models (built from a config: no download)
 for full fine-tuning, LoRA (peft) and QLoRA (bitsandbytes NF4) at several sizes and sequence
 lengths, records torch.cuda.max_memory_reserved and max_memory_allocated, and writes the cases in
-the calibration schema (../shared/calibration/vram_cases.yaml) to
+the calibration schema (knowledge/calibration/vram_cases.yaml) to
 knowledge/calibration/measured_<gpu>.yaml, where tests/test_calibration.py picks them up.
 
 Each configuration runs in a fresh subprocess, so the allocator starts empty every time.
@@ -261,7 +261,7 @@ def main(argv=None) -> int:
 def _write(out: Path, gpu: str, cases: list) -> None:
     import yaml
     out.parent.mkdir(parents=True, exist_ok=True)
-    header = (f"# Measured by bench/measure_vram.py on {gpu}. Schema: ../shared/calibration/vram_cases.yaml.\n"
+    header = (f"# Measured by bench/measure_vram.py on {gpu}. Schema: knowledge/calibration/vram_cases.yaml.\n"
               "# Replayed by tests/test_calibration.py together with the published cases.\n")
     out.write_text(header + yaml.safe_dump({"cases": cases}, sort_keys=False, allow_unicode=True, width=110),
                    encoding="utf-8")

@@ -2,6 +2,7 @@
 
     gpu-advisor estimate --model llama-3.1-8b --method qlora --seq-len 2048 [--budget 50]
                          [--tokens 20M | --examples 5000 --avg-tokens 600 --epochs 3] [--gpus N] [--lang fa|tr|en] [--json]
+    gpu-advisor estimate --config config.json --method lora --seq-len 2048   (a Hugging Face config.json)
     gpu-advisor estimate --plan plan.yaml            (a plan in the calibration schema; model may be a preset name)
     gpu-advisor estimate --cases cases.yaml --json   (replay calibration cases, one JSON object per line)
     gpu-advisor chart ... --out breakdown.png
@@ -77,6 +78,8 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
     job = parser.add_argument_group("job")
     job.add_argument("--model", help="preset id or name as people type it (llama-3.1-8b, 'llama 8b', mistral)")
     job.add_argument("--size", metavar="BILLIONS", help="model size in billions when no name is given (7, 13, 70)")
+    job.add_argument("--config", metavar="CONFIG.JSON", help="the model's Hugging Face config.json (dense, MoE, "
+                                                             "hybrid attention, multimodal text_config)")
     job.add_argument("--method", help="full, lora or qlora")
     job.add_argument("--seq-len", metavar="TOKENS", help="tokens per sequence (e.g. 2048)")
     job.add_argument("--gpus", metavar="N", help="GPUs in one server (ZeRO-3 sharding above 1)")
@@ -194,6 +197,20 @@ def _preset_resolver(kb):
     return lambda name: resolve_model(name, kb).preset.arch
 
 
+def read_config_file(path: str):
+    """The ModelArch of a config.json file (errors name the file or the missing key)."""
+    from bot.advisor.hf_config import read_hf_config
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise BadValue("config", f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise BadValue("config", f"{path} is not valid JSON: {exc}") from None
+    return read_hf_config(data)
+
+
 def build_advice(args: argparse.Namespace):
     """Advice for the command line's job description or plan file."""
     from bot.advisor.advice import AdviceRequest, advise, advise_plan
@@ -202,6 +219,10 @@ def build_advice(args: argparse.Namespace):
 
     kb = load_knowledge()
     values = _request_values(args)
+    if getattr(args, "config", None):
+        if args.model:
+            raise BadValue("config", "give either --model or --config, not both")
+        values["custom_arch"] = read_config_file(args.config).dict()
     if args.plan:
         data = _load_mapping(args.plan)
         if isinstance(data, dict) and isinstance(data.get("plan"), dict):
@@ -287,6 +308,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.json:
         print(advice.json(ensure_ascii=False))
     else:
+        if getattr(args, "config", None):
+            from bot.advisor.hf_config import describe
+
+            print(f"config.json: {', '.join(describe(advice.plan.model))}\n")
         print(format_report(advice, args.lang, kb))
     return EXIT_OK
 
@@ -309,7 +334,17 @@ def _error_line(exc: Exception, lang: str) -> str:
     if isinstance(exc, InputError):
         from bot.present.render import render_error
 
-        return f"error: {exc.field}: {render_error(exc, lang)}"
+        line = f"error: {exc.field}: {render_error(exc, lang)}"
+        if getattr(exc, "substitute", None):
+            # an unknown name of a known family: say which preset would stand in and how it may differ
+            from bot.advisor.knowledge import load_knowledge
+
+            kb = load_knowledge()
+            differences = kb.text("list_separator", lang).join(
+                kb.text(f"model_difference_{code}", lang) for code in exc.differences)
+            line += " " + kb.text("unknown_model_stand_in", lang, model=kb.model(exc.substitute).display,
+                                  differences=differences)
+        return line
     if isinstance(exc, BadValue):
         return f"error: {exc.field}: {exc.message}"
     return f"error: {exc}"

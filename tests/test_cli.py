@@ -16,7 +16,7 @@ from bot import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).with_name("gpu-advisor")
-CASES = ROOT.parent / "shared" / "calibration" / "vram_cases.yaml"
+CASES = ROOT / "knowledge" / "calibration" / "vram_cases.yaml"
 
 
 def run(*args: str, check_rc: int | None = 0) -> subprocess.CompletedProcess:
@@ -74,7 +74,7 @@ def test_plan_file_with_preset_name(tmp_path):
         """), "utf-8")
     data = json.loads(run("estimate", "--plan", str(plan), "--json").stdout)
     assert data["plan"]["model"]["name"] == "Qwen2.5 14B"
-    assert data["plan"]["lora"] == {"rank": 64, "targets": "attention"}
+    assert data["plan"]["lora"] == {"rank": 64, "targets": "attention", "moe_targets": "attention_dense_shared"}
     assert data["preset"]["id"] == "qwen2.5-14b"
     json_plan = tmp_path / "plan.json"
     json_plan.write_text(json.dumps({"model": "llama-3.1-8b", "method": "full", "seq_len": 1024, "gpus": 2}), "utf-8")
@@ -215,3 +215,47 @@ def test_missing_plugin_is_skipped_but_a_broken_one_is_not(tmp_path, monkeypatch
 @pytest.mark.parametrize("text,value", [("20M", 20e6), ("1.5B", 1.5e9), ("500k", 5e5), ("20,000", 2e4), ("2e7", 2e7)])
 def test_parse_count(text, value):
     assert cli.parse_count("total_tokens", text) == value
+
+
+# ---------------------------------------------------------------------------------------------- issue 9: names, config
+
+
+@pytest.mark.parametrize("typed,preset_id", [
+    ("qwen3-8b", "qwen3-8b"), ("Qwen3 8B", "qwen3-8b"), ("Qwen3-30B-A3B", "qwen3-30b-a3b"),
+    ("gemma-3-12b-it", "gemma-3-12b"), ("gpt-oss-20b", "gpt-oss-20b"), ("oss 120b", "gpt-oss-120b"),
+    ("llama 4 scout", "llama-4-scout"), ("Mixtral 8x7B", "mixtral-8x7b"), ("phi-4", "phi-4"),
+    ("DeepSeek-R1-Distill-Qwen-14B", "deepseek-r1-distill-qwen-14b"), ("magistral small", "magistral-small"),
+    ("کوئن ۳ ۳۲ بی", "qwen3-32b"),
+])
+def test_estimate_resolves_new_presets_by_name(typed, preset_id):
+    data = json.loads(run("estimate", "--model", typed, "--method", "lora", "--seq-len", "2048", "--json").stdout)
+    assert data["preset"]["id"] == preset_id and data["by_size"] is False
+    assert data["plan"]["model"]["params"] == data["preset"]["arch"]["params"]
+
+
+def test_unknown_name_of_a_known_family_names_the_stand_in():
+    result = run("estimate", "--model", "qwen4 8b", "--method", "lora", "--seq-len", "2048", check_rc=2)
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and "qwen4 8b" in line and "Qwen3 8B" in line
+    assert "vocabulary" in line and "Mixture-of-Experts" in line
+
+
+def test_estimate_from_a_config_json(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768,
+        "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+        "num_experts": 128, "num_experts_per_tok": 8, "vocab_size": 151936, "tie_word_embeddings": False}), "utf-8")
+    data = json.loads(run("estimate", "--config", str(config), "--method", "lora", "--seq-len", "2048",
+                          "--json").stdout)
+    assert data["plan"]["model"]["params"] == 30_532_122_624
+    text = run("estimate", "--config", str(config), "--method", "lora", "--seq-len", "2048").stdout
+    assert text.startswith("config.json: layers 48") and "experts 128 top-8" in text
+
+
+def test_config_json_missing_key_is_named(tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 32000}), "utf-8")
+    result = run("estimate", "--config", str(config), "--method", "lora", "--seq-len", "2048", "--lang", "tr",
+                 check_rc=2)
+    assert "num_hidden_layers" in result.stderr and "config.json" in result.stderr

@@ -1,11 +1,10 @@
 """Re-implemented public VRAM calculators (bench/compare_calculators.py) against the worked numbers
-of shared/research/vram-estimators.md §3, and the product claim that our estimator's median error
+of the project's research note vram-estimators.md §3 (the figures are quoted below), and the product claim that our estimator's median error
 on the published measurements is below each of them.
 """
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,7 @@ from bot.advisor.calibration import summary
 from bot.advisor.schema import LoraSpec, ModelArch, TrainingPlan
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ADVISOR_SHARED_DIR") or Path(__file__).resolve().parents[2] / "shared")
-SHARED_CASES = SHARED / "calibration" / "vram_cases.yaml"
+CASES = REPO / "knowledge" / "calibration" / "vram_cases.yaml"   # the 76 published dense cases, in the repository
 
 _spec = importlib.util.spec_from_file_location("compare_calculators", REPO / "bench" / "compare_calculators.py")
 cc = importlib.util.module_from_spec(_spec)
@@ -120,9 +118,8 @@ def test_unsupported_cases_are_counted_apart_from_errors():
 
 @pytest.fixture(scope="module")
 def results():
-    assert SHARED_CASES.is_file(), (
-        f"calibration file not found at {SHARED_CASES}; set ADVISOR_SHARED_DIR to the shared/ folder")
-    return cc.compare(cc.load_cases(SHARED_CASES))
+    assert CASES.is_file(), CASES
+    return cc.compare(cc.load_cases(CASES))
 
 
 def test_our_median_error_is_below_every_public_calculator(results):
@@ -144,7 +141,7 @@ def test_our_median_error_is_below_each_calculator_on_the_cases_it_answers(resul
 
 def test_script_writes_both_tables(tmp_path):
     out = tmp_path / "calculators.md"
-    assert cc.main(["--cases", str(SHARED_CASES), "--out", str(out)]) == 0
+    assert cc.main(["--cases", str(CASES), "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "| estimator | cases answered | not supported | median abs error |" in text
     assert "| estimator | full | lora | qlora |" in text

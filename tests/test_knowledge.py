@@ -19,9 +19,9 @@ from bot.advisor.knowledge import (
     resolve_model,
 )
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SEED = SHARED / "seed" / "000_bcec274e66742075.txt"
-CASES = SHARED / "calibration" / "vram_cases.yaml"
+REPO = Path(__file__).resolve().parents[1]
+SEED = REPO / "tests" / "data" / "seed_gpu_table.md"          # the source article's GPU table, copied verbatim
+CASES = REPO / "knowledge" / "calibration" / "vram_cases.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Throughput, time and cost: the FLOP count, the utilisation table against published measurements
-(../shared/research/gpu-facts.md §2), and the cost arithmetic."""
+(the research note gpu-facts.md §2, figures quoted in bot/advisor/throughput.py), and the cost arithmetic."""
 from __future__ import annotations
 
 import statistics

@@ -1,6 +1,7 @@
 """Replay published VRAM measurements through the estimator.
 
-A case file is YAML with a list under ``cases:`` (schema in ../shared/calibration/vram_cases.yaml).
+A case file is YAML with a list under ``cases:`` (schema in knowledge/calibration/vram_cases.yaml; the 2025-2026
+families are in knowledge/calibration/vram_cases_2025.yaml).
 ``measured.kind`` says what the source measured, and each kind is compared with the matching part
 of the estimate (see docs/estimate.md):
 
@@ -14,6 +15,8 @@ of the estimate (see docs/estimate.md):
 * ``boundary`` (largest setting that fitted a card; ``per_gpu_gib`` is the card size): the full
   ``per_gpu_gib`` (with CUDA context) is compared with the card. The true peak is only known to be at
   or below the card, so only an estimate above the card counts as error.
+* ``guidance`` (a vendor's or user's stated figure, "fits in 14 GB"): compared like ``reserved`` but kept out
+  of the measured error budget (:func:`summary` skips it unless asked); it has its own, looser band.
 
 Settings a published run used that the case schema cannot express (torch.compile, chunked
 cross-entropy, optimizer step in backward, activation offloading, FSDP mixed wrapping) come from
@@ -32,9 +35,17 @@ from bot.advisor.estimator import allocated_gib, estimate_memory, reserved_gib
 from bot.advisor.plans import plan_from_mapping
 from bot.advisor.schema import MemoryEstimate, ModelArch
 
-MEASURED_KINDS = ("allocated", "active", "reserved", "unknown", "boundary")
+MEASURED_KINDS = ("allocated", "active", "reserved", "unknown", "boundary", "guidance")
 
-CASE_SETTINGS_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "calibration" / "case_settings.yaml"
+CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "calibration"
+CASE_SETTINGS_PATH = CALIBRATION_DIR / "case_settings.yaml"
+# The published cases, in the repository (sources inside each file).
+CASE_FILES = (CALIBRATION_DIR / "vram_cases.yaml", CALIBRATION_DIR / "vram_cases_2025.yaml")
+
+# Family of a case from its model name when the case does not say (first match wins).
+_FAMILY_WORDS = (("codellama", "codellama"), ("mixtral", "mixtral"), ("gpt-oss", "gpt-oss"), ("llama", "llama"),
+                 ("tinyllama", "llama"), ("mistral", "mistral"), ("qwen", "qwen"), ("gemma", "gemma"),
+                 ("phi", "phi"), ("yi-", "yi"), ("deepseek", "deepseek"), ("pythia", "pythia"), ("opt-", "opt"))
 
 
 def load_cases(path) -> List[dict]:
@@ -59,7 +70,7 @@ def comparable_gib(estimate: MemoryEstimate, kind: str) -> float:
     """The part of the estimate that a measurement of this kind reports."""
     if kind in ("allocated", "active"):
         return allocated_gib(estimate)
-    if kind in ("reserved", "unknown"):
+    if kind in ("reserved", "unknown", "guidance"):
         return reserved_gib(estimate)
     if kind == "boundary":
         return estimate.per_gpu_gib
@@ -95,6 +106,7 @@ def evaluate_cases(cases: Iterable[dict],
         est = estimate_memory(plan)
         row = {
             "id": case["id"],
+            "family": case.get("family") or family_of(plan.model.name),
             "per_gpu_gib": est.per_gpu_gib,
             "components_gib": dict(est.components_gib),
             "low_gib": est.low_gib,
@@ -121,8 +133,15 @@ def _percentile(sorted_values: List[float], q: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def summary(rows: Iterable[dict]) -> dict:
-    errors = sorted(abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None)
+def family_of(model_name: str) -> str:
+    name = model_name.lower()
+    return next((family for word, family in _FAMILY_WORDS if word in name), "other")
+
+
+def summary(rows: Iterable[dict], kinds: Optional[Iterable[str]] = None) -> dict:
+    """Error statistics over the cases with a measurement; guidance-grade cases only when ``kinds`` names them."""
+    wanted = set(kinds) if kinds is not None else set(MEASURED_KINDS) - {"guidance"}
+    errors = sorted(abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None and r.get("kind") in wanted)
     n = len(errors)
     return {
         "median_abs_error_pct": round(statistics.median(errors), 2) if n else float("nan"),
@@ -130,6 +149,20 @@ def summary(rows: Iterable[dict]) -> dict:
         "share_above_30pct": round(sum(e > 30 for e in errors) / n, 4) if n else float("nan"),
         "n": n,
     }
+
+
+def family_table(rows: List[dict]) -> str:
+    """Per family: measured cases, median and worst |error| (guidance-grade cases counted apart)."""
+    lines = [f"{'family':<12} {'measured':>8} {'median|err|%':>13} {'max|err|%':>10} {'guidance':>9} {'median|err|%':>13}"]
+    for family in sorted({r["family"] for r in rows}):
+        mine = [r for r in rows if r["family"] == family]
+        measured = summary(mine)
+        guidance = summary(mine, kinds=("guidance",))
+        worst = max((abs(r["error_pct"]) for r in mine if r.get("error_pct") is not None
+                     and r.get("kind") != "guidance"), default=float("nan"))
+        lines.append(f"{family:<12} {measured['n']:>8} {measured['median_abs_error_pct']:>13.1f} {worst:>10.1f} "
+                     f"{guidance['n']:>9} {guidance['median_abs_error_pct']:>13.1f}")
+    return "\n".join(lines)
 
 
 def format_table(rows: Iterable[dict]) -> str:
