@@ -616,3 +616,14 @@ async def test_a_language_switch_repeats_the_previous_answer_in_the_new_language
     await ActionRepeatLastAnswer().run(dispatcher, tracker, DOMAIN)
     assert dispatcher.messages[0]["response"] == "utter_language_switched"
     assert dispatcher.messages[1]["text"] == load_knowledge().faq["prices_vat"].fa
+
+
+def test_a_complaint_opens_a_complaint_ticket_even_with_job_values():
+    from actions.handoff import build_draft
+
+    events = [{"event": "user", "text": "faturada fazladan 20 saat var", "parse_data": {"intent": {"name": "complaint"}}},
+              {"event": "user", "text": "hayır", "parse_data": {"intent": {"name": "deny"}}}]
+    tracker = Tracker("tester", {"language": "tr", "model_id": "llama-3.1-8b", "method": "lora"}, events[-1], events,
+                      False, None, {}, "action_listen")
+    draft = build_draft(tracker)
+    assert (draft.trigger, draft.category) == ("complaint", "complaint")

@@ -12,12 +12,12 @@ from typing import Any, Dict, List, Literal, Optional
 from pydantic import BaseModel, Field
 
 Status = Literal["open", "in_progress", "closed"]
-Category = Literal["quote", "multi-gpu", "technical", "other"]
+Category = Literal["quote", "multi-gpu", "complaint", "technical", "other"]
 Role = Literal["user", "bot", "staff"]
 NoteKind = Literal["note", "reply", "status"]
 
 STATUSES = ("open", "in_progress", "closed")
-CATEGORIES = ("quote", "multi-gpu", "technical", "other")
+CATEGORIES = ("quote", "multi-gpu", "complaint", "technical", "other")
 PRIORITY_NAMES = {1: "urgent", 2: "high", 3: "normal", 4: "low"}
 
 # Crockford base32 without I, L, O, U: nothing a customer could misread when dictating the number on the phone.
@@ -64,7 +64,7 @@ class TicketDraft(BaseModel):
     sender_id: str
     language: Literal["fa", "tr", "en"] = "fa"
     category: Category = "other"
-    trigger: str = "request_human"  # request_human | request_quote | fallback
+    trigger: str = "request_human"  # request_human | request_quote | complaint | fallback
     slots: Dict[str, Any] = Field(default_factory=dict)
     estimate_summary: Optional[Dict[str, Any]] = None
     cards: List[str] = Field(default_factory=list)

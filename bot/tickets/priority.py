@@ -26,7 +26,9 @@ def is_multi_gpu(slots: Dict[str, Any], estimate: Optional[Dict[str, Any]]) -> b
 
 
 def categorize(trigger: str, slots: Dict[str, Any], estimate: Optional[Dict[str, Any]]) -> str:
-    """quote | multi-gpu | technical | other."""
+    """quote | multi-gpu | complaint | technical | other."""
+    if trigger == "complaint":
+        return "complaint"  # a billing or service problem (data/rules/dialogue.yml), whatever job was discussed
     if is_multi_gpu(slots, estimate):
         return "multi-gpu"
     if trigger == "request_quote" or (estimate or {}).get("needs_quote"):
@@ -55,7 +57,7 @@ def prioritize(category: str, slots: Dict[str, Any], estimate: Optional[Dict[str
     if slots.get("budget_unlimited") and multi:
         levels.append(1)
         reasons.append("unlimited_budget_multi_gpu")
-    if category in ("quote", "multi-gpu"):
+    if category in ("quote", "multi-gpu", "complaint"):
         levels.append(2)
         reasons.append(f"category_{category.replace('-', '_')}")
     if size is not None and size >= LARGE_MODEL_B:

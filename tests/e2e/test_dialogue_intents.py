@@ -52,7 +52,7 @@ def test_a_billing_complaint_is_apologised_for_and_handed_over(conversation, lan
     ticket_id = tracker_slots(c)["ticket_id"]
     assert ticket_id and ticket_id in joined(done)
     ticket = TicketStore().get(ticket_id)
-    assert ticket.trigger == "complaint"
+    assert (ticket.trigger, ticket.category) == ("complaint", "complaint")
     TicketStore().delete([ticket_id])
 
 
