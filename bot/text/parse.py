@@ -233,6 +233,12 @@ def _own_gpu_entries(kb) -> List[dict]:
         entries = getattr(kb, attribute, None)
         if entries:
             return [entry if isinstance(entry, dict) else entry.dict() for entry in entries]
+    try:
+        from bot.advisor.own_gpus import load_own_gpus
+    except ImportError:
+        load_own_gpus = None
+    if load_own_gpus is not None:
+        return [card.dict() for card in load_own_gpus()]
     from bot.text.numbers import LEXICON_PATH
 
     path = LEXICON_PATH.parent / OWN_GPUS_FILE
@@ -814,6 +820,7 @@ class _Parser:
     def run(self) -> ParsedValues:
         self.find_model()
         self.tag_phrases()
+        self._find_own_gpu()
         quantities = self.find_quantities()
         expected_left = self.expected
         explicit_size: Optional[Tuple[int, float]] = None
@@ -842,7 +849,6 @@ class _Parser:
                 self.expected == "budget_usd" and self._whole_message_is(self.lexicon.unlimited_answers)):
             self.result["budget_unlimited"] = True
         self._read_vat_and_period()
-        self._find_own_gpu()
         self._find_comparison()
         values = {k: self._typed(k, v) for k, v in self.result.items()}
         return ParsedValues(ambiguous=self.ambiguous, **values)
@@ -871,11 +877,18 @@ class _Parser:
             return
         table, catalogue = cards
         owned = any(self.lexicon.own_card_words.any_at(self.tokens, k) for k in range(self.n))
-        for k in range(self.n):
-            length, card_id = table.longest_at(self.tokens, k)
-            if length and (owned or card_id not in catalogue):
-                self.result["own_gpu"] = card_id
-                return
+        k = 0
+        while k < self.n:
+            length, card_id = table.longest_at(self.tokens, k) if not self.consumed[k] else (0, None)
+            if not length:
+                k += 1
+                continue
+            if owned or card_id not in catalogue:
+                self.result.setdefault("own_gpu", card_id)
+            if self.tags[k] is None or self.tags[k].category != "gpu":
+                for j in range(k, k + length):
+                    self.consumed[j] = True  # "4060 ti 16gb", "rtx 5090": a name, its digits are no values
+            k += length
 
     def _find_comparison(self) -> None:
         """Two options of one kind joined by "or" (or by "and" with a compare word): "LoRA mı QLoRA mı?",
