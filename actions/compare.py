@@ -1,0 +1,59 @@
+"""action_compare_options: "LoRA or QLoRA?", "8B or 14B?", "H100 or A100?" answered side by side for the current job
+(bot.advisor.compare), then the conversation carries on where it was (H3's rules trigger it on compare_options)."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Dict, List, Optional, Text
+
+from rasa_sdk import Action, Tracker
+from rasa_sdk.executor import CollectingDispatcher
+
+from actions.common import conversation_language
+from actions.estimate import advice_request_fields
+
+logger = logging.getLogger(__name__)
+
+
+def requested_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
+    """The {"kind", "options"} the latest message asks for (bot.text.parse), or None."""
+    from bot.text.parse import parse_values
+
+    text = tracker.latest_message.get("text") or ""
+    try:
+        compare = parse_values(text).compare
+    except Exception:  # a message the reader cannot take apart is a message with no comparison in it
+        logger.exception("parse_values failed on a comparison message")
+        return None
+    if not isinstance(compare, dict) or len(compare.get("options") or []) != 2:
+        return None
+    return compare
+
+
+class ActionCompareOptions(Action):
+    def name(self) -> Text:
+        return "action_compare_options"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        from bot.advisor.compare import compare_options
+        from bot.advisor.knowledge import InputError, load_knowledge
+        from bot.present.render import render_comparison, render_error
+
+        kb = load_knowledge()
+        lang = conversation_language(tracker)
+        compare = requested_comparison(tracker)
+        if compare is None:
+            dispatcher.utter_message(text=kb.text("compare_not_understood", lang))
+            return []
+        try:
+            comparison = compare_options(advice_request_fields(tracker), compare["kind"], compare["options"], kb)
+        except InputError as error:
+            key = "compare_needs_model" if error.key == "missing_model" else None
+            dispatcher.utter_message(text=kb.text(key, lang) if key else render_error(error, lang))
+            return []
+        except ValueError:
+            logger.exception("comparison failed for %s", compare)
+            dispatcher.utter_message(text=kb.text("error_internal", lang))
+            return []
+        dispatcher.utter_message(text=render_comparison(comparison, lang, kb))
+        return []
