@@ -9,7 +9,7 @@
 #   TRACKER_DB_HOST [127.0.0.1] TRACKER_DB_NAME [gpuadvisor] TRACKER_DB_USER [postgres] TRACKER_DB_PASSWORD []
 #   REDIS_HOST [127.0.0.1]  REDIS_PORT [6379]  REDIS_KEY_PREFIX [gpuadvisor]
 #   ADVISOR_CLUSTER_DIR [var/cluster] (logs, spools, sockets)  ADVISOR_MODEL [models/gpu-advisor.tar.gz]
-#   RASA_TOKEN, STAFF_TOKEN, ACTION_SERVER_TOKEN: generated into var/ as for `make run` when not set.
+#   RASA_TOKEN, STAFF_TOKEN, ACTION_SERVER_TOKEN, SOCKET_SESSION_SECRET: generated into var/ as for `make run`.
 set -euo pipefail
 export RASA_TELEMETRY_ENABLED=false SQLALCHEMY_SILENCE_UBER_WARNING=1
 cd "$(dirname "$0")/.."
@@ -51,6 +51,7 @@ secret() {  # name file: the variable's value, else the file's (created once, pr
 secret RASA_TOKEN var/rasa-token
 secret STAFF_TOKEN var/staff-token
 secret ACTION_SERVER_TOKEN var/action-token
+secret SOCKET_SESSION_SECRET var/socket-secret   # one secret for both instances: a widget session is valid on either
 
 export ADVISOR_CREDENTIALS=$ROOT/credentials.yml
 if [ -n "${TELEGRAM_TOKEN:-}" ]; then

@@ -47,17 +47,22 @@ if [ -n "${TELEGRAM_TOKEN:-}" ]; then
   : "${TELEGRAM_SECRET_TOKEN:?set TELEGRAM_SECRET_TOKEN too (the webhook secret Telegram sends back)}"
 fi
 
-pids=()
-cleanup() { trap - INT TERM EXIT; kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; echo "stopped."; exit 0; }
+# The servers run under supervisord (deploy/supervisor/run.conf): one that crashes is restarted, the others keep
+# serving. Ctrl-C stops supervisord, which stops all of them.
+mkdir -p var/run
+export ADVISOR_ROOT=$(pwd) ADVISOR_RUN_DIR=$(pwd)/var/run ADVISOR_LOG_DIR=$(pwd)/var/log
+export ADVISOR_MODEL=${ADVISOR_MODEL:-$(pwd)/models/gpu-advisor.tar.gz}
+export ADVISOR_CREDENTIALS=$(pwd)/$CREDENTIALS ADVISOR_ENDPOINTS=$(pwd)/${RASA_ENDPOINTS:-endpoints.yml}
+$BIN/supervisord -c deploy/supervisor/run.conf &
+SUPERVISOR=$!
+cleanup() {
+  trap - INT TERM EXIT
+  kill -TERM "$SUPERVISOR" 2>/dev/null || true   # supervisord stops every server, then exits
+  wait "$SUPERVISOR" 2>/dev/null || true
+  echo "stopped."
+  exit 0
+}
 trap cleanup INT TERM EXIT
-
-$BIN/python -m bot.assistant.action_server --port 5055 >var/log/actions.log 2>&1 & pids+=($!)
-# bot.assistant.rasa_server is `rasa run` taking RASA_TOKEN from the environment (never on the command line, where
-# `ps` shows it) and CORS from ADVISOR_ALLOWED_ORIGINS (default: the chat page's own origin).
-$BIN/python -m bot.assistant.rasa_server run --model models/gpu-advisor.tar.gz --port 5005 --credentials "$CREDENTIALS" \
-  --endpoints "${RASA_ENDPOINTS:-endpoints.yml}" --enable-api >var/log/rasa.log 2>&1 & pids+=($!)
-$BIN/python -m bot.website --port 8080 >var/log/webapp.log 2>&1 & pids+=($!)
-$BIN/python -m bot.staff --port 8081 >var/log/staff.log 2>&1 & pids+=($!)
 
 echo "Starting… (logs in var/log/)"
 for _ in $(seq 1 120); do
@@ -72,8 +77,7 @@ cat <<MSG
   REST:                        POST http://localhost:5005/webhooks/rest/webhook  {"sender": "me", "message": "سلام"}
   Staff page:                  http://localhost:8081/   (token in var/staff-token or \$STAFF_TOKEN)
   Telegram:                    $([ -n "${TELEGRAM_TOKEN:-}" ] && echo "enabled at /webhooks/telegram/webhook (register: .venv/bin/gpu-advisor telegram set-webhook)" || echo "off (set TELEGRAM_TOKEN, TELEGRAM_SECRET_TOKEN, TELEGRAM_WEBHOOK_URL)")
+  Supervision:                 $BIN/supervisorctl -s unix://var/run/supervisor.sock status   (a crashed server is restarted)
   Press Ctrl-C to stop.
 MSG
-wait -n "${pids[@]}" || true
-echo "a server exited; see var/log/" >&2
-exit 1
+wait "$SUPERVISOR"
