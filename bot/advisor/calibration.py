@@ -102,6 +102,11 @@ def evaluate_cases(cases: Iterable[dict],
     for case in cases:
         plan_data = dict(case["plan"])
         plan_data.update((case_settings or {}).get(case["id"], {}))
+        if case.get("model_config"):
+            # bench/measure_vram.py records the config.json of the shape it ran; read it like a user's config
+            from bot.advisor.hf_config import read_hf_config
+
+            plan_data["model"] = read_hf_config(case["model_config"])
         plan = plan_from_mapping(plan_data, resolve_preset or _no_presets)
         est = estimate_memory(plan)
         row = {
