@@ -111,6 +111,13 @@ class IntentGuard(GraphComponent):
         return any(getattr(parsed, name, None) not in (None, False) for name in fields)
 
     @staticmethod
+    def is_pasted_config(text: str) -> bool:
+        """The message holds a Hugging Face config.json, readable or not (bot.text.parse.split_pasted_config)."""
+        from bot.text.parse import split_pasted_config
+
+        return "{" in text and split_pasted_config(text)[1] is not None
+
+    @staticmethod
     def _override(message: Message, intent_name: Text) -> None:
         routed = {"name": intent_name, "confidence": 1.0}
         ranking = [routed] + [r for r in (message.get(INTENT_RANKING_KEY) or []) if r.get("name") != intent_name]
@@ -134,6 +141,9 @@ class IntentGuard(GraphComponent):
             text = message.get(TEXT) or ""
             if not any(ch.isalnum() for ch in text):
                 self._override(message, NO_WORDS_INTENT)
+            elif self.is_pasted_config(text):
+                # A config.json pasted into the chat (issue 9 #8) reads as English or anything: it gives the model
+                self._override(message, JOB_VALUES_INTENT)
             elif message.get(DETECTED_LANGUAGE) == "en" and not self.carries_values(text):
                 self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
             elif self._values_lost(message) and self.carries_values(text, JOB_VALUE_FIELDS):
