@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import threading
 from typing import Any, Dict, List, Optional, Text
 
@@ -128,7 +129,7 @@ class ValidateHandoffForm(FormValidationAction):
                 return {"handoff_consent": True}
             if intent == "deny":
                 return {"handoff_consent": False}
-            contact = parse_contact(text)
+            contact = contact_in_sentence(text)
             if contact is not None:
                 # Typing a contact right after the notice answers the question as clearly as "yes".
                 return {"handoff_consent": True, "handoff_contact": contact.value}
@@ -141,7 +142,7 @@ class ValidateHandoffForm(FormValidationAction):
             # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
             return {"handoff_consent": None}
         if requested == "handoff_contact":
-            contact = parse_contact(text)
+            contact = contact_in_sentence(text)
             if contact is not None:
                 return {"handoff_contact": contact.value}
             if intent == "deny":
@@ -151,6 +152,29 @@ class ValidateHandoffForm(FormValidationAction):
             dispatcher.utter_message(response="utter_invalid_contact")
             return {"handoff_contact": None}
         return {}
+
+
+_EMAIL_IN_TEXT = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+_TELEGRAM_IN_TEXT = re.compile(r"(?<![\w@])(?:@|(?:https?://)?t\.me/)[A-Za-z][A-Za-z0-9_]{3,31}\b")
+_PHONE_IN_TEXT = re.compile(r"(?<![\w+])\+?\d[\d\s().-]{5,20}\d(?!\w)")
+
+
+def contact_in_sentence(text: str):
+    """A contact typed alone or inside a sentence ("e-postam deniz@example.com, telefonu da verdim",
+    "ایمیلم ali@x.ir هست"): the whole message first, then each e-mail, Telegram username and phone number in it, in
+    that order; the first one bot.tickets.pii.parse_contact accepts (None when there is none)."""
+    contact = parse_contact(text)
+    if contact is not None or not isinstance(text, str):
+        return contact
+    from bot.tickets.pii import normalize_digits
+
+    plain = normalize_digits(text)
+    for pattern in (_EMAIL_IN_TEXT, _TELEGRAM_IN_TEXT, _PHONE_IN_TEXT):
+        for match in pattern.finditer(plain):
+            contact = parse_contact(match.group().strip(" .,;:!?()"))
+            if contact is not None:
+                return contact
+    return None
 
 
 def _gives_estimate_values(intent: Optional[str], text: str) -> bool:
