@@ -6,7 +6,8 @@ training (tests/test_heldout_set.py checks that no user message appears in data/
 about behaviour, written from what a senior support engineer would answer, never the bot's exact wording:
 
     lang          reply language from this turn on (fa | tr); default: the conversation's language
-    estimate      true: a GB figure and a catalogue card name appear; false: no estimate in this turn
+    estimate      true: a GB figure and a catalogue card name (or, when no card holds the job, a quote or person
+                  offered) appear; false: no estimate in this turn
     model         display name that must appear (compared without case, spaces and hyphens: "Qwen3-8B" = "Qwen3 8B")
     kept          slot values the tracker must hold after the turn ({method: qlora, seq_len: 4096, ...}); a kept
                   value counts as given: from then on the bot must never ask for it again
@@ -18,6 +19,7 @@ about behaviour, written from what a senior support engineer would answer, never
     ticket        true: a ticket number was given (slot ticket_id set)
     offers_human  true: a person or a quote is offered (button, pending offer) or the handoff started
     fallback      true: the "did not understand" fallback is right here (keyboard mash); default: no fallback
+    out_of_scope  true: the polite "outside what I do" answer is right here; default: it must not come
 
 Always checked: the reply is in the current language, no bot message repeats one of the previous turn word for
 word, no value already given is asked for again, and (unless `fallback: true`) no fallback.
@@ -60,7 +62,7 @@ CATEGORIES = OrderedDict([
 ])
 
 EXPECT_KEYS = {"lang", "estimate", "model", "kept", "asks", "mentions", "mentions_any", "not_mentions", "handoff",
-               "ticket", "offers_human", "fallback"}
+               "ticket", "offers_human", "fallback", "out_of_scope"}
 FORM_SLOTS = ("model", "method", "seq_len", "budget")
 # Which form question a kept value answers: once given, that question must never come again.
 SLOT_TO_QUESTION = {"model": "model", "model_id": "model", "model_size_b": "model", "method": "method",
@@ -70,7 +72,8 @@ SLOT_TO_QUESTION = {"model": "model", "model_id": "model", "model_size_b": "mode
 ARABIC_LETTER = re.compile(r"[\u0600-\u06FF\uFB50-\uFDFF\uFE70-\uFEFF]")
 TURKISH_LETTER = re.compile(r"[çğıöşüÇĞİÖŞÜ]")
 GB_FIGURE = re.compile(r"\d+(?:[.,٫]\d+)?\s*GB")
-FALLBACK_ACTIONS = {"action_default_fallback", "utter_default", "utter_ask_rephrase", "action_default_ask_affirmation"}
+FALLBACK_RESPONSES = {"utter_default", "utter_ask_rephrase"}
+OUT_OF_SCOPE_RESPONSES = {"utter_out_of_scope"}
 
 
 @dataclass
@@ -238,18 +241,25 @@ def check_turn(expect: Dict[str, Any], replies: Sequence[dict], previous_texts: 
     if requested in given:
         problems.append(f"asks again for {requested}, which was already given")
 
-    fell_back = any(e.get("event") == "action" and e.get("name") in FALLBACK_ACTIONS for e in events) or any(
-        e.get("event") == "user" and (e.get("parse_data") or {}).get("intent", {}).get("name") == "nlu_fallback"
-        for e in events)
-    if expect.get("fallback"):
-        if not fell_back:
-            problems.append("expected the 'did not understand' answer")
-    elif fell_back:
-        problems.append("fell back ('did not understand')")
+    # What the customer sees: the "did not understand" answer, or the polite "outside what I do" answer to a message
+    # that was in scope (the same fallback action sends both, so the response name tells them apart).
+    def answered_with(responses: set) -> bool:
+        return any((e.get("event") == "bot" and (e.get("metadata") or {}).get("utter_action") in responses)
+                   or (e.get("event") == "action" and e.get("name") in responses) for e in events)
+
+    for key, responses, label in (("fallback", FALLBACK_RESPONSES, "the 'did not understand' answer"),
+                                  ("out_of_scope", OUT_OF_SCOPE_RESPONSES, "the 'outside what I do' answer")):
+        happened = answered_with(responses)
+        if expect.get(key) and not happened:
+            problems.append(f"expected {label}")
+        elif happened and not expect.get(key):
+            problems.append(f"answered with {label}")
 
     if "estimate" in expect:
         has_card = any(name in joined for name in card_names)
-        has_estimate = bool(GB_FIGURE.search(joined)) and has_card
+        quote_offered = any(p.startswith(("/request_quote", "/request_human")) for p in reply_payloads(replies)) \
+            or bool(slots.get("pending_offer"))
+        has_estimate = bool(GB_FIGURE.search(joined)) and (has_card or quote_offered)
         if expect["estimate"] and not has_estimate:
             problems.append("no estimate (a GB figure and a card name)")
         if expect["estimate"] is False and has_estimate:
