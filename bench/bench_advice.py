@@ -32,6 +32,9 @@ PLANS = {
     "Llama 3.1 8B QLoRA 2048": ("llama-3.1-8b", "qlora", 2048),
     "Qwen2.5 32B LoRA 4096": ("qwen2.5-32b", "lora", 4096),
     "Llama 3.1 70B full 2048": ("llama-3.1-70b", "full", 2048),
+    # MoE QLoRA estimates twice (bf16 experts and the NF4 figure beside it); Gemma 3 has sliding-window layers
+    "Qwen3 30B-A3B QLoRA 2048": ("qwen3-30b-a3b", "qlora", 2048),
+    "Gemma 3 12B QLoRA 4096": ("gemma-3-12b", "qlora", 4096),
 }
 
 
