@@ -311,3 +311,111 @@ def test_bad_plans_raise_value_errors_that_name_the_field(data, field):
     with pytest.raises(ValueError) as info:
         plan_from_mapping(data, resolve_preset=resolve)
     assert str(info.value).startswith(field), str(info.value)
+
+
+# ---------------------------------------------------------------- issue 9: MoE, hybrid attention, big vocabularies
+
+from bot.advisor.architecture import active_params  # noqa: E402
+from bot.advisor.knowledge import load_knowledge  # noqa: E402
+
+KB = load_knowledge()
+
+
+def preset(pid: str) -> ModelArch:
+    return KB.model(pid).arch
+
+
+def test_moe_weights_follow_all_experts_activations_follow_active_ones():
+    moe = preset("qwen3-30b-a3b")
+    lora = est(plan("lora", model=moe))
+    assert lora.components_gib["weights"] == pytest.approx(moe.params * 2 / GIB, rel=0.01)   # all 30.5B in bf16
+    # activations: a 30B MoE with 3.35B active saves far less per token than a dense 32B
+    dense = est(plan("lora", model=preset("qwen3-32b")))
+    assert lora.components_gib["activations"] < 0.5 * dense.components_gib["activations"]
+    full = est(plan("full", model=moe, gradient_checkpointing=True))
+    assert full.components_gib["optimizer"] == pytest.approx(moe.params * 8 / GIB, rel=0.01)   # AdamW on every expert
+    assert "moe_all_experts_resident" in lora.assumptions and "moe_active_experts" in lora.assumptions
+    assert active_params(moe) / moe.params == pytest.approx(0.11, abs=0.01)
+
+
+def test_moe_lora_targets_are_a_plan_option_with_a_documented_default():
+    moe = preset("qwen3-30b-a3b")
+    sizes = {t: adapter_params(plan("lora", model=moe, lora={"rank": 16, "targets": "all_linear", "moe_targets": t}))
+             for t in ("attention", "attention_dense_shared", "all_experts")}
+    assert sizes["attention"] == sizes["attention_dense_shared"]      # Qwen3 MoE has no dense layers or shared experts
+    # one adapter per expert: 128 experts x 3 matrices x rank x (in + out) on every layer
+    per_layer_experts = 128 * 16 * 3 * (2048 + 768)
+    assert sizes["all_experts"] - sizes["attention"] == 48 * per_layer_experts
+    assert TrainingPlan(**plan("lora", model=moe).dict()).lora.moe_targets == "attention_dense_shared"
+    scout = preset("llama-4-scout")                                   # shared expert: adapted by the default only
+    with_shared = adapter_params(plan("lora", model=scout))
+    attention_only = adapter_params(plan("lora", model=scout, lora={"rank": 16, "targets": "all_linear",
+                                                                   "moe_targets": "attention"}))
+    assert with_shared > attention_only
+
+
+def test_qlora_of_moe_assumes_bf16_experts_and_gives_the_nf4_figure():
+    e = est(plan("qlora", model=preset("qwen3-30b-a3b")))
+    assert "qlora_moe_experts_bf16" in e.assumptions
+    nf4 = e.alternatives_gib["qlora_moe_experts_nf4"]
+    assert nf4 < 0.5 * e.per_gpu_gib
+    other = est(plan("qlora", model=preset("qwen3-30b-a3b"), qlora_moe_experts="nf4"))
+    assert other.per_gpu_gib == pytest.approx(nf4, abs=0.01)
+    assert other.alternatives_gib["qlora_moe_experts_bf16"] == pytest.approx(e.per_gpu_gib, abs=0.01)
+    assert est(plan("qlora")).alternatives_gib == {}                  # dense models have no such choice
+
+
+def test_gpt_oss_bf16_dequantized_weights_must_fit_the_loading_gpu():
+    oss = preset("gpt-oss-20b")
+    e = est(plan("qlora", model=oss))
+    assert e.load_peak_gib == pytest.approx(oss.params * 2 / GIB + 0.5, rel=0.01)
+    assert e.per_gpu_gib >= e.load_peak_gib
+    sharded = est(sharded_plan(plan("lora", model=oss), 4, "fsdp"))
+    assert sharded.per_gpu_gib >= sharded.load_peak_gib > 38        # every GPU loads the bf16 model once
+    assert "dequantized_load_peak" in sharded.assumptions
+    native = oss.copy(update={"moe": oss.moe.copy(update={"dequantize_for_training": False})})
+    kept = est(plan("qlora", model=native))
+    assert kept.load_peak_gib is None and kept.per_gpu_gib < 20 and "mxfp4_experts_kept" in kept.assumptions
+
+
+def test_gemma3_12b_qlora_at_4096_tokens_no_longer_fits_a_24gb_card():
+    usable = {g.id: g.usable_gib for g in KB.gpus}
+    e = est(plan("qlora", seq_len=4096, model=preset("gemma-3-12b")))
+    assert e.per_gpu_gib > usable["rtx4090"] and e.per_gpu_gib > usable["l4"]
+    assert e.components_gib["logits"] > 12                           # 4096 x 262,208 logits x 14 B
+    assert "large_vocab_logits" in e.assumptions
+
+
+def test_soft_capping_adds_to_the_logits_term():
+    gemma4 = preset("gemma-4-31b")
+    capped = est(plan("lora", model=gemma4)).components_gib["logits"]
+    plain = est(plan("lora", model=gemma4.copy(update={"final_logit_softcap": None}))).components_gib["logits"]
+    assert capped == pytest.approx(plain * 18 / 14, rel=0.01)         # + tanh output + 16-bit gradient per logit
+
+
+def test_eager_scores_skip_linear_attention_layers_only():
+    qwen35 = preset("qwen3.5-27b")                                     # 3 of 4 layers Gated DeltaNet
+    hybrid = qwen35
+    all_full = qwen35.copy(update={"layer_pattern": "F", "linear_attention": None})
+    def eager_delta(model):
+        flash = est(plan("lora", seq_len=8192, model=model, gradient_checkpointing=False)).components_gib["activations"]
+        eager = est(plan("lora", seq_len=8192, model=model, gradient_checkpointing=False,
+                         attention="eager")).components_gib["activations"]
+        return eager - flash
+    assert eager_delta(hybrid) < 0.4 * eager_delta(all_full)
+    assert "linear_attention_layers" in est(plan("lora", model=hybrid)).assumptions
+
+
+def test_explicit_head_dim_is_used_for_adapters():
+    qwen = preset("qwen3-0.6b")                                         # 16 heads x 128 = 2048 wide q on a 1024 model
+    per_layer = 16 * ((1024 + 2048) + (1024 + 1024) * 2 + (2048 + 1024) + 3 * (1024 + 3072))
+    assert adapter_params(plan("lora", model=qwen)) == 28 * per_layer
+
+
+@pytest.mark.parametrize("pid", ["qwen3-235b-a22b", "llama-4-maverick", "mixtral-8x22b", "qwen3.5-35b-a3b",
+                                 "gemma-4-26b-a4b", "gpt-oss-120b"])
+def test_every_big_new_preset_gives_a_complete_estimate(pid):
+    for method in ("full", "lora", "qlora"):
+        e = est(plan(method, model=preset(pid)))
+        assert set(e.components_gib) == set(COMPONENTS) and e.low_gib <= e.per_gpu_gib <= e.high_gib
+        assert sum(e.components_gib.values()) == pytest.approx(e.per_gpu_gib, abs=0.01)

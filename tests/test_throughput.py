@@ -165,3 +165,40 @@ def test_seed_example_a40_twenty_hours():
     p, card = plan(method="qlora"), KB.gpu("a40")
     tokens_in_20h = tokens_per_second(p, card) * 20 * 3600
     assert training_cost(p, card, tokens_in_20h, 0.2).cost_usd == pytest.approx(14.80)
+
+
+# ---------------------------------------------------------------- issue 9: MoE throughput and the estimated flag
+
+def test_moe_flops_follow_active_parameters():
+    from bot.advisor.architecture import active_params
+
+    oss = KB.model("gpt-oss-20b").arch
+    n = flops_params(plan(oss))
+    # models-2026.md §4: NeMo's gpt-oss-20b run works out to 21.4 GFLOP/token for 6N, i.e. N ≈ 3.6 B active
+    assert 6 * n / 1e9 == pytest.approx(21.4, rel=0.05)
+    assert n == active_params(oss) - oss.vocab * oss.hidden
+    dense = KB.model("qwen3-32b").arch
+    assert flops_per_token(plan(KB.model("qwen3-30b-a3b").arch)) < 0.2 * flops_per_token(plan(dense))
+
+
+def test_moe_runs_below_dense_utilisation_and_hopper_is_the_only_measured_class():
+    from bot.advisor.throughput import MOE_UTILISATION, is_estimated
+
+    h100, l4 = KB.gpu("h100"), KB.gpu("l4")
+    assert MOE_UTILISATION["hopper"].value == pytest.approx(0.07) and MOE_UTILISATION["hopper"].measured
+    assert all(not u.measured for cls, u in MOE_UTILISATION.items() if cls != "hopper")
+    assert all(MOE_UTILISATION[c].value < UTILISATION[c].value for c in UTILISATION)
+    moe = plan(KB.model("qwen3-30b-a3b").arch)
+    assert not is_estimated(moe, h100) and is_estimated(moe, l4)
+    assert not is_estimated(plan(), h100) and is_estimated(plan(), l4)   # no published L4 fine-tuning figure
+    cost = training_cost(moe, l4, 1e6, 0.2)
+    assert cost.estimated is True and training_cost(plan(), h100, 1e6, 0.2).estimated is False
+
+
+def test_linear_attention_layers_have_no_quadratic_flops():
+    qwen35 = KB.model("qwen3.5-27b").arch
+    all_full = qwen35.copy(update={"layer_pattern": "F", "linear_attention": None})
+    long = 32768
+    hybrid_attn = flops_per_token(plan(qwen35, seq_len=long)) - flops_per_token(plan(qwen35, seq_len=1024))
+    full_attn = flops_per_token(plan(all_full, seq_len=long)) - flops_per_token(plan(all_full, seq_len=1024))
+    assert hybrid_attn == pytest.approx(full_attn / 4, rel=0.01)
