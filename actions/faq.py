@@ -26,10 +26,13 @@ CARD_SIZE = re.compile(r"(\d{1,3})\s*(?:gb|gib|gig|g\b|گیگ|جی\s*بی|جیگ
 
 
 def faq_answer(topic: Text, lang: Text) -> Text | None:
-    from bot.advisor.knowledge import load_knowledge
+    """The answer with its figures computed from the estimator and the price list (knowledge/faq_figures.yml) and
+    the website's address for links (ADVISOR_PUBLIC_URL, as for the charts)."""
+    import os
 
-    entry = load_knowledge().faq.get(topic)
-    return getattr(entry, lang, None) if entry is not None else None
+    from bot.present.render import faq_text
+
+    return faq_text(topic, lang, public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
 
 
 def _card_gb(text: Text) -> Optional[float]:

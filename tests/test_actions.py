@@ -14,6 +14,8 @@ from actions.fallback import ActionDefaultAskAffirmation, ActionDefaultFallback
 from actions.forms import ValidateEstimateForm
 from actions.language import ValidateSlotMappings
 from bot.advisor.knowledge import load_knowledge
+import os
+from bot.present.render import faq_text
 
 DOMAIN: Dict[str, Any] = {
     "slots": {name: {"type": "any", "mappings": [{"type": "custom"}]}
@@ -302,7 +304,7 @@ async def test_estimate_that_fits_no_single_card_offers_quote_and_person(tmp_pat
 async def test_faq_answer_comes_from_the_knowledge_base_in_the_users_language(lang):
     dispatcher = CollectingDispatcher()
     await ActionAnswerFaq().run(dispatcher, make_tracker("?", intent="faq_kvkk", slots={"language": lang}), DOMAIN)
-    assert dispatcher.messages[0]["text"] == getattr(load_knowledge().faq["kvkk"], lang)
+    assert dispatcher.messages[0]["text"] == faq_text("kvkk", lang, public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
 
 
 async def test_unknown_faq_topic_says_so():
@@ -598,7 +600,7 @@ async def test_faq_answer_uses_the_known_job():
     dispatcher = CollectingDispatcher()
     await ActionAnswerFaq().run(dispatcher, tracker, DOMAIN)
     texts = [m["text"] for m in dispatcher.messages]
-    assert texts[0] == load_knowledge().faq["13b_24gb"].tr
+    assert texts[0] == faq_text("13b_24gb", "tr", public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
     assert "Llama 3.1 8B" in texts[1] and "QLoRA" in texts[1] and "24 GB'lık bir kart yeterli" in texts[1]
 
 
@@ -615,7 +617,7 @@ async def test_a_language_switch_repeats_the_previous_answer_in_the_new_language
     dispatcher = CollectingDispatcher()
     await ActionRepeatLastAnswer().run(dispatcher, tracker, DOMAIN)
     assert dispatcher.messages[0]["response"] == "utter_language_switched"
-    assert dispatcher.messages[1]["text"] == load_knowledge().faq["prices_vat"].fa
+    assert dispatcher.messages[1]["text"] == faq_text("prices_vat", "fa", public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
 
 
 def test_a_complaint_opens_a_complaint_ticket_even_with_job_values():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.present.render import faq_text
 from bot.advisor.knowledge import (
     DEFAULT_ROOT,
     InputError,
@@ -411,7 +412,7 @@ def test_error_texts_exist_for_every_error_key():
 # (a number glued to letters is a card name: the "100" of "H100 $4.99" is not an amount)
 _USD_AMOUNT_RE = re.compile(r"\$\s?(\d+(?:[.,]\d+)?)|(?<![\w.,])(\d+(?:[.,]\d+)?)\s?(?:\$|دلار|dolar|USD)")
 # a worked example "20 × 0.74 = 14.80 دلار" / "20 x 0.74 = $14.80"
-_WORKED_EXAMPLE_RE = re.compile(r"(\d+)\s?[×x]\s?(\d+(?:[.,]\d+)?)\s?=\s?\$?(\d+(?:[.,]\d+)?)")
+_WORKED_EXAMPLE_RE = re.compile(r"(\d+)\s?[×x]\s?\$?(\d+(?:[.,]\d+)?)\s?(?:dolar|دلار)?\s?=\s?\$?(\d+(?:[.,]\d+)?)")
 
 
 def _amount(text: str) -> float:
@@ -427,13 +428,15 @@ def test_faq_prices_are_catalogue_prices(kb):
     found, wrong = 0, []
     for topic_id, topic in kb.faq.items():
         for lang in ("fa", "tr", "en"):
-            text = getattr(topic, lang, None) or ""
+            # as the customer reads it: prices are filled from the catalogue (knowledge/faq_figures.yml)
+            text = faq_text(topic_id, lang, kb) or ""
             totals = set()
             for hours, hourly, total in _WORKED_EXAMPLE_RE.findall(text):
                 found += 1
                 if _amount(hourly) not in prices or round(int(hours) * _amount(hourly), 2) != _amount(total):
                     wrong.append((topic_id, lang, f"{hours} x {hourly} = {total}"))
                 totals.add(_amount(total))
+                totals.add(round(_amount(total) * (1 + kb.pricing.vat_rate), 2))  # the same total with KDV
             for match in _USD_AMOUNT_RE.finditer(text):
                 found += 1
                 value = _amount(match.group(1) or match.group(2))

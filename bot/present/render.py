@@ -7,6 +7,7 @@ The answer stays well under Telegram's 4,096-character message limit.
 from __future__ import annotations
 
 import math
+import re
 from typing import Dict, List, Optional
 
 from bot.advisor.glossary import load_glossary
@@ -496,6 +497,38 @@ def render_own_card(result, lang: str, kb: Optional[Knowledge] = None) -> str:
     elif advice.multi_gpu is not None:
         lines.append(kb.text("own_card_cloud_multi", lang, count=advice.multi_gpu.count, card=advice.multi_gpu.name))
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- FAQ
+
+DEFAULT_PUBLIC_URL = "http://localhost:8080"
+
+
+def faq_text(topic: str, lang: str, kb: Optional[Knowledge] = None, public_url: Optional[str] = None) -> Optional[str]:
+    """The FAQ answer with its {figures} computed (knowledge/faq_figures.yml); None for an unknown topic."""
+    from bot.advisor.faq_figures import compute, load_figures
+
+    kb = kb or load_knowledge()
+    entry = kb.faq.get(topic)
+    template = getattr(entry, lang, None) if entry is not None else None
+    if not template:
+        return None
+    figures = load_figures()
+    values: Dict[str, str] = {}
+    for name, figure in figures.items():
+        if "{" + name + "}" not in template:
+            continue
+        if figure.kind == "url":
+            values[name] = (public_url or DEFAULT_PUBLIC_URL).rstrip("/") + figure.path.replace("{lang}", lang)
+        elif figure.kind in ("price", "hours_cost"):
+            values[name] = money(compute(figure, kb), lang)
+        elif figure.kind == "saving_pct":
+            values[name] = number(round(compute(figure, kb)), lang, 0)
+        elif figure.kind in ("speedup", "ratio"):
+            values[name] = number(compute(figure, kb), lang, 1)
+        else:
+            values[name] = gb(compute(figure, kb), lang)
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 # ---------------------------------------------------------------------------------------------- errors

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import List
 
+import os
 import pytest
 
+from bot.present.render import faq_text
 from bot.advisor.knowledge import load_knowledge
 from bot.tickets import TicketStore
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, joined, payloads,
@@ -36,7 +38,7 @@ def forget_ticket(conversation) -> None:
 
 
 def faq(topic: str, lang: str) -> str:
-    return getattr(load_knowledge().faq[topic], lang)
+    return faq_text(topic, lang, public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
 
 
 # ------------------------------------------------------------------------------ a typed yes/no to an offer
@@ -78,7 +80,8 @@ def test_evet_after_are_you_a_bot(conversation):
 
 def test_are_after_a_model_size_we_cannot_estimate_starts_the_handoff(conversation):
     c = conversation()
-    unsupported = c.say("Llama 405B با QLoRA و ۴۰۹۶ توکن چند تا جی‌پی‌یو میخواد؟ بودجه مهم نیست")
+    # A bare size beyond the presets (Llama 3.1 405B itself is a preset now).
+    unsupported = c.say("یک مدل 405B را با QLoRA و ۴۰۹۶ توکن آموزش می‌دهم، چند تا جی‌پی‌یو می‌خواهد؟ بودجه مهم نیست")
     assert_language(unsupported, "fa")
     assert "405" in joined(unsupported) and "/request_human" in payloads(unsupported)
     replies = c.say("آره")

@@ -5,8 +5,10 @@ or "2.048"), apart from the NLU training examples. Figures are checked against t
 """
 from __future__ import annotations
 
+import os
 import pytest
 
+from bot.present.render import faq_text
 from bot.advisor.knowledge import load_knowledge
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, images, is_persian, is_turkish,
                                joined, payloads, price_text, tracker_slots)
@@ -111,7 +113,7 @@ def test_faq_mid_form_then_the_form_resumes(conversation):
 def test_kvkk(conversation):
     replies = conversation().say("verilerimiz nerede tutuluyor, KVKK'ya uygun mu?")
     assert_language(replies, TR)
-    assert joined(replies) == load_knowledge().faq["kvkk"].tr
+    assert joined(replies) == faq_text("kvkk", "tr", public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
     assert "yurt dışı" in joined(replies)
 
 

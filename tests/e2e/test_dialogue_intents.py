@@ -19,6 +19,8 @@ import pytest
 from bot.advisor.knowledge import load_knowledge
 from bot.tickets import TicketStore
 from tests.e2e.helpers import assert_language, joined, payloads, tracker_slots
+import os
+from bot.present.render import faq_text
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +32,7 @@ def asks_for_consent(replies: List[dict]) -> bool:
 
 
 def faq(topic: str, lang: str) -> str:
-    return getattr(load_knowledge().faq[topic], lang)
+    return faq_text(topic, lang, public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
 
 
 # ------------------------------------------------------------------------------------------------ complaints

@@ -16,6 +16,8 @@ from bot.advisor.knowledge import load_knowledge
 from bot.tickets import TicketStore
 from tests.e2e.helpers import assert_language, joined, payloads, texts, tracker_slots
 from tests.servers import ROOT
+import os
+from bot.present.render import faq_text
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +43,7 @@ def assert_asks_consent(replies: List[dict], lang: str, *, with_notice: bool) ->
 
 
 def faq(topic: str, lang: str) -> str:
-    return getattr(load_knowledge().faq[topic], lang)
+    return faq_text(topic, lang, public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
 
 
 def test_the_notice_variants_are_distinct_and_the_short_one_has_no_notice():

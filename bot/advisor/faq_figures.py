@@ -1,0 +1,91 @@
+"""The figures FAQ answers state (knowledge/faq_figures.yml), computed from the estimator, the throughput model and
+the price list so that an FAQ never contradicts an estimate (issue 14 #4). Pure: numbers in, numbers out; the
+texts are filled by bot.present.render.faq_text."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, Literal, Optional
+
+from pydantic import BaseModel, ValidationError, root_validator
+
+from bot.advisor import throughput
+from bot.advisor.estimator import estimate_memory
+from bot.advisor.knowledge import DEFAULT_ROOT, Knowledge, KnowledgeError, _read_yaml, load_knowledge
+from bot.advisor.plans import default_plan
+
+Kind = Literal["memory", "ratio", "price", "hours_cost", "speedup", "saving_pct", "url"]
+
+
+class Figure(BaseModel):
+    kind: Kind
+    model: Optional[str] = None
+    method: Optional[str] = None
+    method_a: Optional[str] = None
+    method_b: Optional[str] = None
+    seq_len: int = 2048
+    value: Literal["per_gpu", "high", "weights", "states"] = "per_gpu"
+    card: Optional[str] = None
+    card_a: Optional[str] = None
+    card_b: Optional[str] = None
+    vat: bool = False
+    hours: Optional[float] = None
+    path: Optional[str] = None
+
+    class Config:
+        extra = "forbid"
+
+    @root_validator(skip_on_failure=True)
+    def _complete(cls, values):
+        needs = {"memory": ("model", "method"), "ratio": ("model", "method_a", "method_b"), "price": ("card",),
+                 "hours_cost": ("card", "hours"), "speedup": ("card_a", "card_b", "model", "method"),
+                 "saving_pct": ("card_a", "card_b", "model", "method"), "url": ("path",)}[values["kind"]]
+        missing = [name for name in needs if values.get(name) is None]
+        if missing:
+            raise ValueError(f"{values['kind']} needs {', '.join(missing)}")
+        return values
+
+
+class FiguresFile(BaseModel):
+    figures: Dict[str, Figure]
+
+
+@lru_cache(maxsize=4)
+def load_figures(root: Path = DEFAULT_ROOT) -> Dict[str, Figure]:
+    try:
+        return FiguresFile.parse_obj(_read_yaml(Path(root) / "faq_figures.yml")).figures
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise KnowledgeError("knowledge/faq_figures.yml", ".".join(map(str, first["loc"])), first["msg"]) from None
+
+
+def _plan(kb: Knowledge, model: str, method: str, seq_len: int):
+    return default_plan(kb.model(model).arch, method, seq_len)
+
+
+def compute(figure: Figure, kb: Optional[Knowledge] = None) -> float:
+    """The number a figure stands for (GB as the estimator reports them, USD, a ratio or a percentage)."""
+    kb = kb or load_knowledge()
+    if figure.kind == "memory":
+        estimate = estimate_memory(_plan(kb, figure.model, figure.method, figure.seq_len))
+        parts = estimate.components_gib
+        return {"per_gpu": estimate.per_gpu_gib, "high": estimate.high_gib, "weights": parts["weights"],
+                "states": parts["weights"] + parts["gradients"] + parts["optimizer"]}[figure.value]
+    if figure.kind == "ratio":
+        a = estimate_memory(_plan(kb, figure.model, figure.method_a, figure.seq_len)).per_gpu_gib
+        b = estimate_memory(_plan(kb, figure.model, figure.method_b, figure.seq_len)).per_gpu_gib
+        return a / b
+    vat = 1 + kb.pricing.vat_rate if figure.vat else 1.0
+    if figure.kind == "price":
+        return round(kb.gpu(figure.card).price_usd_hour * vat, 2)
+    if figure.kind == "hours_cost":
+        return round(figure.hours * kb.gpu(figure.card).price_usd_hour * vat, 2)  # VAT on the total, as invoiced
+    plan = _plan(kb, figure.model, figure.method, figure.seq_len)
+    card_a, card_b = kb.gpu(figure.card_a), kb.gpu(figure.card_b)
+    if figure.kind == "speedup":
+        return throughput.tokens_per_second(plan, card_a) / throughput.tokens_per_second(plan, card_b)
+    if figure.kind == "saving_pct":
+        a = throughput.cost_per_million_tokens(plan, card_a)
+        b = throughput.cost_per_million_tokens(plan, card_b)
+        return (1 - a / b) * 100
+    raise ValueError(f"{figure.kind} figures are not numbers")
