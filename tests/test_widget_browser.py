@@ -316,3 +316,83 @@ def test_host_page_storage_keeps_no_typed_text_and_the_reload_shows_it_masked(si
     user_lines = page.locator(".gpa-row--user .gpa-text").all_inner_texts()
     assert any("[PHONE]" in line and "[EMAIL]" in line for line in user_lines), user_lines
     assert not any("0532" in line for line in user_lines)
+
+
+def _page_with_locale(browser, locale: str):
+    """A browser whose language is `locale` (navigator.language), as a customer's own browser would be."""
+    context = browser.new_context(viewport=PHONE, locale=locale, bypass_csp=True)
+    page = context.new_page()
+    errors: list = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return context, page, errors
+
+
+def _labels(page) -> dict:
+    return {"lang": page.get_attribute(".gpa", "lang"), "dir": page.get_attribute(".gpa", "dir"),
+            "placeholder": page.get_attribute(".gpa-input", "placeholder"), "send": page.inner_text(".gpa-send"),
+            "newChat": page.inner_text(".gpa-reset"), "title": page.inner_text(".gpa-title"),
+            "inputLabel": page.locator("label.gpa-sr").inner_text()}
+
+
+def _expected_labels(page, lang: str) -> dict:
+    texts = page.evaluate(f"window.GpuAdvisorWidget.texts.{lang}")
+    return {"lang": lang, "dir": "rtl" if lang == "fa" else "ltr", "placeholder": texts["placeholder"],
+            "send": texts["send"], "newChat": texts["newChat"], "title": texts["title"],
+            "inputLabel": texts["inputLabel"]}
+
+
+def test_turkish_browser_gets_turkish_labels_and_its_locale_reaches_the_bot(site, browser):
+    """Issue 13 #5: on a Turkish browser the chat page (Persian by default) opens in Turkish, and the first message
+    carries the browser language as metadata `locale` for the assistant."""
+    context, page, errors = _page_with_locale(browser, "tr-TR")
+    try:
+        page.goto(f"{site['url']}/")  # no ?lang=: only the browser says Turkish
+        wait_for_bot(page, 0)
+        assert page.evaluate("document.documentElement.lang") == "fa", "the page itself stays Persian"
+        assert _labels(page) == _expected_labels(page, "tr")
+        texts = page.evaluate("window.GpuAdvisorWidget.texts")
+        assert set(texts["fa"]) == set(texts["tr"]), "every label exists in both languages"
+        greeting = page.locator(".gpa-row--bot .gpa-text").first.inner_text()
+        assert not PERSIAN.search(greeting) and re.search(r"[ğışçöüİ]", greeting), greeting
+
+        session = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")
+        rasa = site["rasa"]
+        with urllib.request.urlopen(f"{rasa.url}/conversations/{session['id']}/tracker"
+                                    f"?token={rasa.extra['auth_token']}", timeout=30) as resp:
+            events = json.loads(resp.read())["events"]
+        first_user = next(e for e in events if e["event"] == "user")
+        assert (first_user.get("metadata") or {}).get("locale") == "tr-TR", first_user.get("metadata")
+        page.screenshot(path=str(ARTIFACTS / "widget-turkish-browser.png"))
+        assert errors == [], errors
+    finally:
+        context.close()
+
+
+def test_labels_follow_the_conversation_language(site, browser):
+    """The widget opens in Persian; when the assistant answers in Turkish the labels switch, and back again."""
+    context, page, errors = _page_with_locale(browser, "fa-IR")
+    try:
+        page.goto(f"{site['url']}/")
+        wait_for_bot(page, 0)
+        page.wait_for_selector(".gpa[data-connection='connected']")
+        assert _labels(page) == _expected_labels(page, "fa")
+        assert page.inner_text(".gpa-status") == page.evaluate("window.GpuAdvisorWidget.texts.fa.connected")
+
+        type_message(page, "Merhaba, Qwen2.5 7B'yi QLoRA ile eğitmek istiyorum")
+        reply = page.locator(".gpa-row--bot .gpa-text").last.inner_text()
+        assert not PERSIAN.search(reply), reply
+        assert _labels(page) == _expected_labels(page, "tr")
+        assert page.inner_text(".gpa-status") == page.evaluate("window.GpuAdvisorWidget.texts.tr.connected")
+
+        type_message(page, "خیلی ممنون، لطفا فارسی ادامه بدیم")
+        assert PERSIAN.search(page.locator(".gpa-row--bot .gpa-text").last.inner_text())
+        assert _labels(page) == _expected_labels(page, "fa")
+
+        # Messages in both languages, English-only or without letters leave the interface as it is.
+        language = page.evaluate("""() => ['Yalnızca Türkçe ve Farsça; فقط فارسی و ترکی',
+            '(I speak Persian and Turkish only.)', '24 GB', 'Önerimiz A40 (48 GB)',
+            'پیشنهاد من A40 (48 GB) است'].map(window.GpuAdvisorWidget.messageLanguage)""")
+        assert language == [None, None, None, "tr", "fa"]
+        assert errors == [], errors
+    finally:
+        context.close()

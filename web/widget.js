@@ -5,9 +5,15 @@
  *   <div id="gpu-advisor-chat" data-lang="fa"></div>
  *   <script src="https://advisor.example.com/widget.js" defer></script>
  *
- * Options (data-* on the element): data-lang "fa" | "tr" (interface language; default: page language, else fa),
+ * Options (data-* on the element): data-lang "fa" | "tr" (interface language; default: the browser's language when
+ * it is Persian or Turkish, else the page's language, else fa),
  * data-socket-url (Rasa base URL; default: /config.json of the widget's server, else <widget host>:5005),
  * data-socket-path (default /socket.io), data-greet "false" (do not ask for a greeting on the first visit).
+ *
+ * Language: the labels, placeholder and buttons follow the conversation: when the assistant answers in the other
+ * language, the widget switches with it. The first message of a new conversation carries the browser language as
+ * metadata `locale` (navigator.language), so that a first message with no language signal ("8B QLoRA 2048") is
+ * answered in the browser's language.
  *
  * Security: every bot text is put into the page with textContent, never innerHTML; links and markup in replies
  * show as typed. Images are shown only for http(s) URLs.
@@ -21,7 +27,8 @@
   var HISTORY_LIMIT = 200;
   var TYPING_TIMEOUT_MS = 30000;
 
-  // Interface chrome only; everything the assistant says comes from Rasa in the user's language.
+  // Interface chrome only, the one place the widget's own texts live (both languages, same keys); everything the
+  // assistant says comes from Rasa in the user's language.
   var UI_TEXT = {
     fa: {
       title: "مشاور GPU ابری",
@@ -42,7 +49,7 @@
     },
     tr: {
       title: "Bulut GPU danışmanı",
-      subtitle: "Bellek tahmini, uygun kart ve ince ayar maliyeti",
+      subtitle: "Bellek tahmini, uygun GPU ve ince ayar maliyeti",
       inputLabel: "Mesajınız",
       placeholder: "Mesajınızı yazın…",
       send: "Gönder",
@@ -76,10 +83,38 @@
     return rtl * 3 >= ltr ? "rtl" : "ltr";
   }
 
+  var TURKISH_LETTER = /[çğıöşüÇĞİÖŞÜ]/;
+
+  /** "fa" or "tr" for a language tag ("tr-TR", "fa_IR", "FA"), else null. */
+  function supported(tag) {
+    var code = String(tag || "").toLowerCase().slice(0, 2);
+    return UI_TEXT[code] ? code : null;
+  }
+
+  /** The browser's language tag as the browser states it (sent as metadata `locale`), or "". */
+  function browserLocale() {
+    var tag = (navigator.languages && navigator.languages[0]) || navigator.language || "";
+    return String(tag).slice(0, 35);  // a BCP 47 tag is at most 35 characters; the server accepts no more
+  }
+
+  /** Interface language: the embedder's data-lang, else the first fa/tr language the browser prefers, else the
+   * page's language, else Persian. */
   function uiLanguage(el) {
-    var wanted = (el.getAttribute("data-lang") || document.documentElement.lang || navigator.language || "fa");
-    wanted = wanted.toLowerCase().slice(0, 2);
-    return UI_TEXT[wanted] ? wanted : "fa";
+    var fromBrowser = null;
+    var preferred = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language];
+    for (var i = 0; i < preferred.length && !fromBrowser; i++) fromBrowser = supported(preferred[i]);
+    return supported(el.getAttribute("data-lang")) || fromBrowser || supported(document.documentElement.lang) || "fa";
+  }
+
+  /** The language of one bot message: "fa" (mostly Arabic script, no Turkish letter), "tr" (Latin script with a
+   * Turkish letter), or null (bilingual, English-only or no letters: the interface stays as it is). */
+  function messageLanguage(text) {
+    var rtl = (String(text).match(RTL_LETTER) || []).length;
+    var ltr = (String(text).match(LTR_LETTER) || []).length;
+    var turkish = TURKISH_LETTER.test(text);
+    if (rtl > 0 && !turkish && rtl * 3 >= ltr) return "fa";
+    if (rtl === 0 && turkish) return "tr";
+    return null;
   }
 
   // ---- DOM helpers (text only) ----------------------------------------------------------------------------
@@ -202,14 +237,17 @@
 
     var header = make("div", "gpa-header");
     var titles = make("div", "gpa-titles");
-    titles.appendChild(make("h2", "gpa-title", t.title));
-    titles.appendChild(make("p", "gpa-subtitle", t.subtitle));
+    this.titleNode = make("h2", "gpa-title", t.title);
+    this.subtitleNode = make("p", "gpa-subtitle", t.subtitle);
+    titles.appendChild(this.titleNode);
+    titles.appendChild(this.subtitleNode);
     header.appendChild(titles);
     this.resetButton = make("button", "gpa-reset", t.newChat);
     this.resetButton.type = "button";
     header.appendChild(this.resetButton);
     root.appendChild(header);
 
+    this.statusKey = "connecting";
     this.status = make("div", "gpa-status", t.connecting);
     this.status.setAttribute("role", "status");
     root.appendChild(this.status);
@@ -226,13 +264,15 @@
     this.typing.setAttribute("aria-hidden", "true");
     this.typing.hidden = true;
     for (var i = 0; i < 3; i++) this.typing.appendChild(make("span", "gpa-dot"));
-    this.typing.appendChild(make("span", "gpa-sr", t.typing));
+    this.typingLabel = make("span", "gpa-sr", t.typing);
+    this.typing.appendChild(this.typingLabel);
     root.appendChild(this.typing);
 
     var form = make("form", "gpa-form");
     var inputId = "gpa-input-" + Math.random().toString(36).slice(2, 8);
     var label = make("label", "gpa-sr", t.inputLabel);
     label.htmlFor = inputId;
+    this.inputLabel = label;
     this.input = make("textarea", "gpa-input");
     this.input.id = inputId;
     this.input.rows = 1;
@@ -262,7 +302,36 @@
 
   Widget.prototype.restore = function () {
     for (var i = 0; i < this.history.length; i++) this.render(this.history[i], i === this.history.length - 1);
+    // A resumed conversation keeps the language its latest bot message was written in.
+    for (var j = this.history.length - 1; j >= 0; j--) {
+      var lang = this.history[j].from === "bot" && this.history[j].text ? messageLanguage(this.history[j].text) : null;
+      if (lang) {
+        this.setLanguage(lang);
+        break;
+      }
+    }
     this.scrollDown();
+  };
+
+  /** Switch the interface chrome (labels, placeholder, buttons, direction) to `lang`; messages stay as written. */
+  Widget.prototype.setLanguage = function (lang) {
+    if (!UI_TEXT[lang] || lang === this.lang) return;
+    var t = UI_TEXT[lang];
+    this.lang = lang;
+    this.t = t;
+    this.root.setAttribute("dir", lang === "fa" ? "rtl" : "ltr");
+    this.root.setAttribute("lang", lang);
+    this.titleNode.textContent = t.title;
+    this.subtitleNode.textContent = t.subtitle;
+    this.resetButton.textContent = t.newChat;
+    this.status.textContent = t[this.statusKey] || this.status.textContent;
+    this.log.setAttribute("aria-label", t.log);
+    this.typingLabel.textContent = t.typing;
+    this.inputLabel.textContent = t.inputLabel;
+    this.input.placeholder = t.placeholder;
+    this.sendButton.textContent = t.send;
+    var groups = this.log.querySelectorAll(".gpa-buttons");
+    for (var i = 0; i < groups.length; i++) groups[i].setAttribute("aria-label", t.choices);
   };
 
   Widget.prototype.remember = function (entry) {
@@ -347,6 +416,8 @@
   };
 
   Widget.prototype.setStatus = function (text, state) {
+    // The label's key, so that a language switch can re-label it: "connected" | "reconnecting" | "connecting".
+    this.statusKey = state === "connected" ? "connected" : state === "connecting" ? "connecting" : "reconnecting";
     this.status.textContent = text;
     this.root.setAttribute("data-connection", state);
   };
@@ -370,7 +441,15 @@
     }
     this.setTyping(true);
     var data = { message: message, session_id: this.sessionId, session_token: this.sessionToken };
-    if (hidden) data.metadata = { language_hint: this.lang };
+    var metadata = {};
+    if (hidden) metadata.language_hint = this.lang;
+    if (this.sendLocale) {
+      // The first message of a new conversation says which language the browser speaks (issue 13 #5).
+      var locale = browserLocale();
+      if (locale) metadata.locale = locale;
+      this.sendLocale = false;
+    }
+    if (metadata.language_hint || metadata.locale) data.metadata = metadata;
     if (this.socket) this.socket.emit("user_uttered", data);
   };
 
@@ -391,6 +470,7 @@
       entry.image = message.image;
     }
     if (!entry.text && !entry.image && !(entry.buttons && entry.buttons.length)) return;
+    if (entry.text) this.setLanguage(messageLanguage(entry.text));
     if (entry.buttons && entry.buttons.length) this.disableButtons();
     this.setTyping(false);
     this.remember(entry);
@@ -421,7 +501,6 @@
 
   Widget.prototype.connect = function (io, url, path) {
     var self = this;
-    var t = this.t;
     this.pendingGreet = !this.sessionId;
     this.socket = io(url, { path: path, transports: ["polling", "websocket"], reconnection: true,
                             reconnectionDelay: 1000, reconnectionDelayMax: 10000 });
@@ -436,11 +515,12 @@
         self.history = [];
         self.log.textContent = "";
         self.pendingGreet = true;
+        self.sendLocale = true;
       }
       self.sessionId = id;
       self.sessionToken = session && typeof session === "object" ? session.session_token : null;
       storageSet("session", { id: self.sessionId, token: self.sessionToken });
-      self.setStatus(t.connected, "connected");
+      self.setStatus(self.t.connected, "connected");
       if (self.pendingGreet) {
         self.pendingGreet = false;
         self.greet();
@@ -455,10 +535,10 @@
       self.restore();
     });
     this.socket.on("disconnect", function (reason) {
-      if (reason !== "io client disconnect") self.setStatus(t.reconnecting, "reconnecting");
+      if (reason !== "io client disconnect") self.setStatus(self.t.reconnecting, "reconnecting");
     });
-    this.socket.io.on("reconnect_attempt", function () { self.setStatus(t.reconnecting, "reconnecting"); });
-    this.socket.on("connect_error", function () { self.setStatus(t.reconnecting, "reconnecting"); });
+    this.socket.io.on("reconnect_attempt", function () { self.setStatus(self.t.reconnecting, "reconnecting"); });
+    this.socket.on("connect_error", function () { self.setStatus(self.t.reconnecting, "reconnecting"); });
   };
 
   function socketSettings(root) {
@@ -490,7 +570,8 @@
     });
   }
 
-  window.GpuAdvisorWidget = { textDirection: textDirection, start: start };
+  window.GpuAdvisorWidget = { textDirection: textDirection, messageLanguage: messageLanguage, start: start,
+                              texts: UI_TEXT };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
