@@ -132,3 +132,25 @@ def test_running_rasa_server_validates_with_the_patch():
     assert status == 200 and isinstance(replies, list)
     assert "validated with a validator built once" in log
     assert "Failed to validate Action server response from API" in log
+
+
+def test_event_classes_by_name_are_the_ones_rasa_finds():
+    """bot.assistant.fast_events: the table gives the class Rasa's own search gives, for every event name, and
+    unknown names still end in Rasa's fallbacks."""
+    from rasa.shared.core import events
+    from rasa.shared.utils.common import all_subclasses
+
+    from bot.assistant import fast_events
+
+    assert fast_events.is_installed()
+    names = {cls.type_name for cls in all_subclasses(events.Event)}
+    assert {"user", "bot", "action", "slot", "active_loop", "session_started", "restart"} <= names
+    for name in names:
+        assert events.Event.resolve_by_type(name) is next(
+            cls for cls in all_subclasses(events.Event) if cls.type_name == name)
+    assert events.Event.resolve_by_type("topic") is None
+    assert events.Event.resolve_by_type("no_such_event", events.BotUttered) is events.BotUttered
+    with pytest.raises(ValueError):
+        events.Event.resolve_by_type("no_such_event")
+    assert events.deserialise_events([{"event": "slot", "name": "language", "value": "tr"}]) == [
+        events.SlotSet("language", "tr")]

@@ -13,15 +13,15 @@ error, same message Rasa appends). A malformed response is still rejected.
 Installed by importing `bot.assistant` (bot/assistant/__init__.py), which every Rasa process of this project does,
 because config.yml, credentials*.yml and endpoints*.yml name classes in that package (`rasa run`, `rasa shell`,
 `rasa test`). Importing it does not import Rasa: when Rasa's action module is not loaded yet, the patch is applied
-by an import hook the moment it is, so light commands that import `bot.assistant` (the Telegram CLI) stay fast.
+by an import hook (bot/assistant/import_hooks.py) the moment it is, so light commands that import `bot.assistant` (the Telegram CLI) stay fast.
 """
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import logging
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, Text
+from typing import Any, Callable, Dict, Text
+
+from bot.assistant.import_hooks import when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -88,33 +88,9 @@ def is_installed() -> bool:
     return module is not None and getattr(module.RemoteAction._validate_action_result, PATCH_MARKER, False)
 
 
-class _PatchAfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; wraps the loader of Rasa's action module so the patch runs right after it loads."""
-
-    def find_spec(self, fullname: str, path: Optional[Sequence[str]], target: Any = None) -> Any:
-        if fullname != ACTION_MODULE:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader = spec.loader
-        original_exec_module = loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            original_exec_module(module)
-            patch_remote_action(module)
-
-        loader.exec_module = exec_module  # this loader object serves only this one module
-        return spec
-
-
 def install() -> None:
     """Patch now if Rasa's action module is loaded, otherwise as soon as it is."""
-    module = sys.modules.get(ACTION_MODULE)
-    if module is not None:
-        patch_remote_action(module)
-    elif not any(isinstance(finder, _PatchAfterImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _PatchAfterImport())
+    when_imported(ACTION_MODULE, patch_remote_action)
 
 
 install()

@@ -1,4 +1,5 @@
-"""A Rasa SQL tracker store that masks personal data before any event is persisted (KVKK).
+"""A Rasa SQL tracker store that masks personal data before any event is persisted (KVKK), and whose work per turn
+does not grow with the length of a conversation.
 
 endpoints.yml:
 
@@ -6,12 +7,26 @@ endpoints.yml:
       type: bot.assistant.tracker_store.RedactingSQLTrackerStore
       dialect: sqlite            # or postgresql with url/port/db/username/password
       db: var/tracker.db
+      keep_turns: 8              # optional: user turns the assistant works with (at least 8 and at most 16 kept)
 
-User and bot texts, parse data (text, entity values), slot values and message metadata are masked with
-bot.tickets.pii before they reach the `events` table. The conversation in memory is unchanged for the turn in
-progress, so the bot and its actions still see what the user typed (e.g. the contact a user consents to give);
-from the next turn on, the tracker is read back masked. Loading this module also masks personal data in every log
-record of the Rasa process (user messages appear in Rasa's debug log).
+Masking: user and bot texts, parse data (text, entity values), slot values and message metadata are masked with
+bot.tickets.pii before they reach the `events` table. Only the events that are new in a turn are masked and written
+(each event once, when it is first saved). The conversation in memory is unchanged for the turn in progress, so the
+bot and its actions still see what the user typed (e.g. the contact a user consents to give); from the next turn on,
+the tracker is read back masked. Loading this module also masks personal data in every log record of the Rasa
+process (user messages appear in Rasa's debug log).
+
+Bounded work per turn: Rasa's SQLTrackerStore loads every event of the session on every message, and everything
+downstream (rule matching, the tracker JSON sent to the action server with each custom action, saving) then works on
+the whole history, so reply time grew with the conversation (issue 10: 0.15 s at the start, 0.65 s after 259 turns).
+Here the store keeps, per conversation, a checkpoint (table `tracker_checkpoints`): the state of the conversation
+before its recent turns, written as the events that recreate it (the slots that were set, the active form, a pause).
+`retrieve` reads the checkpoint and only the events after it, so the tracker Rasa works with holds the last
+`keep_turns` to 2 x `keep_turns` user turns. When more have piled up, `save` moves the checkpoint forward. Every
+event stays in the `events` table: the staff page and `GET /conversations/<id>/tracker` read the full history
+(`retrieve_full_tracker`). The recent turns are enough for what looks back: rules and memoization (at most 3
+turns), the previous turn's offer or answer, the handoff's trigger and its 12-message excerpt (bot/tickets/store.py).
+A new session (SessionStarted after the checkpoint) starts from its own events, as in Rasa.
 
 It does not stream events to an event broker: configure none, or they would carry unmasked texts.
 """
@@ -20,15 +35,21 @@ from __future__ import annotations
 import json
 import logging
 import os
-from typing import Any, Dict, Optional, Text
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Text, Tuple
 
 os.environ.setdefault("SQLALCHEMY_SILENCE_UBER_WARNING", "1")
 
+import sqlalchemy as sa  # noqa: E402
 from rasa.core.brokers.broker import EventBroker  # noqa: E402
 from rasa.core.tracker_store import SQLTrackerStore  # noqa: E402
+from rasa.shared.core.constants import ACTION_LISTEN_NAME, ACTION_SESSION_START_NAME  # noqa: E402
 from rasa.shared.core.domain import Domain  # noqa: E402
+from rasa.shared.core.events import (ActionExecuted, ActiveLoop, ConversationPaused, Event,  # noqa: E402
+                                     LoopInterrupted, SessionStarted, SlotSet, UserUttered)
 from rasa.shared.core.trackers import DialogueStateTracker  # noqa: E402
 from rasa.shared.nlu.constants import INTENT_NAME_KEY  # noqa: E402
+from sqlalchemy.orm import declarative_base  # noqa: E402
 
 from bot.tickets.pii import install_log_redaction, mask_data  # noqa: E402
 
@@ -41,31 +62,134 @@ _STRUCTURAL_KEYS = ("event", "timestamp", "name", "policy", "confidence", "inten
                     "message_id", "input_channel", "action_text", "rasa_only", "hide_rule_turn", "action_name",
                     "start", "end", "extractor", "entity", "processors", "response_selector", "key")
 
+# Longest look-back in this project: the handoff excerpt (12 messages, bot/tickets/store.py EXCERPT_MESSAGES) and
+# the handoff trigger (the request, the KVKK consent question, the contact question, with a question in between).
+DEFAULT_KEEP_TURNS = 8
+# Attribute on a tracker loaded here: which of its events are stored, and under which ids (see _Loaded).
+_LOADED_ATTR = "_redacting_store_loaded"
+
+_CheckpointBase = declarative_base()
+
+
+class TrackerCheckpoint(_CheckpointBase):
+    """Per conversation: the events that recreate its state up to `upto_id` (an `events.id`), masked."""
+
+    __tablename__ = "tracker_checkpoints"
+    sender_id = sa.Column(sa.String(255), primary_key=True)
+    upto_id = sa.Column(sa.Integer, nullable=False)
+    events = sa.Column(sa.Text, nullable=False)
+
+
+@dataclass
+class _Loaded:
+    """What `retrieve` knows about the tracker it built: event i of the tracker is stored with id `ids[i]` (None for
+    the checkpoint's own events), and user turns before `window_start` are already behind the checkpoint."""
+
+    ids: List[Optional[int]] = field(default_factory=list)
+    window_start: int = 0
+
 
 def redact_event(data: Dict[str, Any]) -> Dict[str, Any]:
     """A copy of one serialised event with personal data masked in every free-text field."""
     return mask_data(data, skip_keys=_STRUCTURAL_KEYS)
 
 
+def state_events(tracker: DialogueStateTracker) -> List[Event]:
+    """Events that recreate `tracker`'s state, as a new session with carried-over slots does: session start, every
+    slot that was set (also to None: rule matching tells set from unset), the active form, a pause."""
+    at = tracker.events[-1].timestamp if tracker.events else None
+    events: List[Event] = [ActionExecuted(ACTION_SESSION_START_NAME, timestamp=at), SessionStarted(timestamp=at)]
+    events += [SlotSet(slot.name, slot.value, timestamp=at) for slot in tracker.slots.values() if slot.has_been_set]
+    if tracker.active_loop_name:
+        events.append(ActiveLoop(tracker.active_loop_name, timestamp=at))
+        if tracker.active_loop.is_interrupted:
+            events.append(LoopInterrupted(True, timestamp=at))
+    if tracker.is_paused():
+        events.append(ConversationPaused(timestamp=at))
+    return events
+
+
+def _cut_before_turn(events: List[Event], user_index: int) -> int:
+    """Index where the turn of the user message at `user_index` begins (its preceding action_listen included)."""
+    before = events[user_index - 1] if user_index > 0 else None
+    if isinstance(before, ActionExecuted) and before.action_name == ACTION_LISTEN_NAME:
+        return user_index - 1
+    return user_index
+
+
+def _sqlite_write_ahead_log(connection: Any, _record: Any) -> None:
+    """SQLite (development, tests): a write-ahead log synced at checkpoints, not an fsync of the journal per turn
+    (the commit was 7 % of the Rasa server's CPU time in the profile). A crash of the process loses nothing; a power
+    cut can lose the last turns. PostgreSQL, the production store, is not affected."""
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
 class RedactingSQLTrackerStore(SQLTrackerStore):
-    """SQLTrackerStore (SQLite or PostgreSQL) that writes only masked events."""
+    """SQLTrackerStore (SQLite or PostgreSQL) that writes only masked events and loads a bounded tracker."""
 
     def __init__(self, domain: Optional[Domain] = None, dialect: Text = "sqlite", host: Optional[Text] = None,
                  port: Optional[int] = None, db: Text = "rasa.db", username: Text = None, password: Text = None,
                  event_broker: Optional[EventBroker] = None, login_db: Optional[Text] = None,
-                 query: Optional[Dict] = None, **kwargs: Any) -> None:
+                 query: Optional[Dict] = None, keep_turns: int = DEFAULT_KEEP_TURNS, **kwargs: Any) -> None:
         if event_broker is not None:
             logger.warning("RedactingSQLTrackerStore does not stream events to the event broker (unmasked texts)")
         if dialect == "sqlite" and db and os.path.dirname(db):
             os.makedirs(os.path.dirname(db), exist_ok=True)
         super().__init__(domain, dialect, host, port, db, username, password, None, login_db, query, **kwargs)
+        self.keep_turns = max(1, int(keep_turns))
+        if dialect == "sqlite":
+            sa.event.listen(self.engine, "connect", _sqlite_write_ahead_log)
+            self.engine.dispose()  # connections opened so far lack the settings
+        _CheckpointBase.metadata.create_all(self.engine)
+
+    # --- loading -------------------------------------------------------------------------------------------------
+
+    def _load(self, session: Any, sender_id: Text) -> Tuple[List[Dict[str, Any]], List[Tuple[int, Dict[str, Any]]]]:
+        """The checkpoint's events and the stored (id, event) after it, from the latest session start on."""
+        checkpoint = session.get(TrackerCheckpoint, sender_id)
+        rows = (session.query(self.SQLEvent.id, self.SQLEvent.data)
+                .filter(self.SQLEvent.sender_id == sender_id,
+                        self.SQLEvent.id > (checkpoint.upto_id if checkpoint else 0))
+                .order_by(self.SQLEvent.id).all())
+        stored = [(row_id, json.loads(data)) for row_id, data in rows]
+        prefix = json.loads(checkpoint.events) if checkpoint else []
+        starts = [i for i, (_, event) in enumerate(stored) if event.get("event") == SessionStarted.type_name]
+        if starts:
+            # As SQLTrackerStore._event_query: the events stamped at or after the latest SessionStarted.
+            session_start = stored[starts[-1]][1].get("timestamp") or 0
+            stored = [(row_id, event) for row_id, event in stored if (event.get("timestamp") or 0) >= session_start]
+            prefix = []
+        return prefix, stored
+
+    async def retrieve(self, sender_id: Text) -> Optional[DialogueStateTracker]:
+        """The tracker of the latest session: the checkpoint's state and the recent turns."""
+        with self.session_scope() as session:
+            prefix, stored = self._load(session, sender_id)
+        if not self.domain or not (prefix or stored):
+            return None
+        tracker = DialogueStateTracker.from_dict(sender_id, prefix + [event for _, event in stored],
+                                                 self.domain.slots)
+        setattr(tracker, _LOADED_ATTR, _Loaded(ids=[None] * len(prefix) + [row_id for row_id, _ in stored]))
+        return tracker
+
+    # --- saving --------------------------------------------------------------------------------------------------
 
     async def save(self, tracker: DialogueStateTracker) -> None:
-        """SQLTrackerStore.save with every event masked on its way into the `events` table."""
+        """Write the events that are new since the tracker was loaded (masked), then move the checkpoint forward
+        when more than 2 x keep_turns user turns are held."""
+        loaded: Optional[_Loaded] = getattr(tracker, _LOADED_ATTR, None)
+        events = list(tracker.events)
         with self.session_scope() as session:
-            for event in self._additional_events(session, tracker):
+            if loaded is None:  # a tracker this store did not build (new conversation, Rasa API): count as Rasa does
+                prefix, stored = self._load(session, tracker.sender_id)
+                loaded = _Loaded(ids=[None] * len(prefix) + [row_id for row_id, _ in stored])
+            rows = []
+            for event in events[len(loaded.ids):]:
                 data = redact_event(event.as_dict())
-                session.add(self.SQLEvent(
+                rows.append(self.SQLEvent(
                     sender_id=tracker.sender_id,
                     type_name=event.type_name,
                     timestamp=data.get("timestamp"),
@@ -73,5 +197,24 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
                     action_name=data.get("name"),
                     data=json.dumps(data),
                 ))
+            session.add_all(rows)
+            session.flush()  # assigns the ids
+            loaded.ids.extend(row.id for row in rows)
+            self._move_checkpoint(session, tracker.sender_id, events, loaded)
             session.commit()
+        setattr(tracker, _LOADED_ATTR, loaded)
         logger.debug("Tracker with sender_id '%s' stored to database (masked)", tracker.sender_id)
+
+    def _move_checkpoint(self, session: Any, sender_id: Text, events: List[Event], loaded: _Loaded) -> None:
+        user_turns = [i for i, event in enumerate(events) if isinstance(event, UserUttered) and i >= loaded.window_start]
+        if len(user_turns) <= 2 * self.keep_turns:
+            return
+        cut = _cut_before_turn(events, user_turns[-self.keep_turns])
+        stored_before_cut = [row_id for row_id in loaded.ids[:cut] if row_id is not None]
+        if not stored_before_cut:
+            return
+        state = DialogueStateTracker.from_events(sender_id, events[:cut], self.domain.slots)
+        checkpoint = TrackerCheckpoint(sender_id=sender_id, upto_id=max(stored_before_cut),
+                                       events=json.dumps([redact_event(e.as_dict()) for e in state_events(state)]))
+        session.merge(checkpoint)
+        loaded.window_start = cut

@@ -1,0 +1,146 @@
+"""RedactingSQLTrackerStore: bounded tracker per turn (checkpoint + recent turns), every event masked and written
+once, the full history kept. Real SQLite database, Rasa's own tracker and event classes, the project's domain.
+
+Each simulated turn does what Rasa's MessageProcessor does with the store: get_or_create_tracker, append the
+turn's events, save.
+"""
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import List
+
+import pytest
+from rasa.shared.core.domain import Domain
+from rasa.shared.core.events import (ActionExecuted, ActiveLoop, BotUttered, ConversationPaused, Event,
+                                     SessionStarted, SlotSet, UserUttered)
+
+import bot.assistant.tracker_store as tracker_store
+from bot.assistant.tracker_store import RedactingSQLTrackerStore
+
+ROOT = Path(__file__).resolve().parents[1]
+KEEP = 3
+
+
+@pytest.fixture(scope="module")
+def domain() -> Domain:
+    return Domain.load(str(ROOT / "domain"))
+
+
+@pytest.fixture
+def store(tmp_path, domain) -> RedactingSQLTrackerStore:
+    return RedactingSQLTrackerStore(domain=domain, dialect="sqlite", db=str(tmp_path / "tracker.db"),
+                                    keep_turns=KEEP)
+
+
+def turn(store: RedactingSQLTrackerStore, sender: str, text: str, *events: Event) -> None:
+    async def run() -> None:
+        tracker = await store.get_or_create_tracker(sender, append_action_listen=False)
+        tracker.update(UserUttered(text, intent={"name": "inform", "confidence": 0.9}))
+        for event in events:
+            tracker.update(event)
+        tracker.update(BotUttered(f"reply to {text}"))
+        tracker.update(ActionExecuted("action_listen"))
+        await store.save(tracker)
+
+    asyncio.run(run())
+
+
+def user_texts(tracker) -> List[str]:
+    return [event.text for event in tracker.events if isinstance(event, UserUttered)]
+
+
+def stored_rows(store: RedactingSQLTrackerStore, sender: str) -> List[str]:
+    with sqlite3.connect(store.engine.url.database) as conn:
+        return [row[0] for row in conn.execute("SELECT type_name FROM events WHERE sender_id = ? ORDER BY id",
+                                               (sender,))]
+
+
+def test_long_conversation_loads_a_bounded_tracker_with_the_whole_state(store):
+    sender = f"long-{uuid.uuid4().hex[:8]}"
+    turn(store, sender, "Merhaba", SlotSet("language", "tr"), SlotSet("budget_unlimited", None))
+    turn(store, sender, "13B QLoRA", ActionExecuted("estimate_form"), ActiveLoop("estimate_form"),
+         SlotSet("model_size_b", 13.0), SlotSet("method", "qlora"), SlotSet("requested_slot", "seq_len"))
+    sizes = []
+    for number in range(60):
+        turn(store, sender, f"question {number}", SlotSet("failed_turns", float(number)))
+        sizes.append(len(asyncio.run(store.retrieve(sender)).events))
+
+    tracker = asyncio.run(store.retrieve(sender))
+    texts = user_texts(tracker)
+    assert KEEP <= len(texts) <= 2 * KEEP
+    assert texts == [f"question {n}" for n in range(60 - len(texts), 60)]  # the latest turns, in order
+    assert max(sizes[20:]) == max(sizes[-20:]) < 12 * 2 * KEEP  # no growth with the conversation
+    # The state set 60 turns ago survives the checkpoint, unset and set-to-None slots stay apart.
+    full = asyncio.run(store.retrieve_full_tracker(sender))
+    assert tracker.current_slot_values() == full.current_slot_values()
+    assert tracker.get_slot("language") == "tr" and tracker.get_slot("method") == "qlora"
+    assert tracker.slots["budget_unlimited"].has_been_set and not tracker.slots["hourly_cap"].has_been_set
+    assert tracker.active_loop_name == "estimate_form" == full.active_loop_name
+    assert tracker.latest_message.text == "question 59"
+    # Everything is still stored, each event once.
+    assert len(user_texts(full)) == 62
+    assert stored_rows(store, sender).count("user") == 62
+
+
+def test_each_event_is_masked_once_when_it_is_first_saved(store, monkeypatch):
+    masked: List[str] = []
+    original = tracker_store.redact_event
+
+    def counting(data):
+        masked.append(data.get("event"))
+        return original(data)
+
+    monkeypatch.setattr(tracker_store, "redact_event", counting)
+    sender = f"mask-{uuid.uuid4().hex[:8]}"
+    for number in range(40):
+        turn(store, sender, f"benim numaram 0532 123 45 {number:02d}")
+    assert masked.count("user") == 40  # not 40 + 39 + ... : old turns are never masked again
+    full = asyncio.run(store.retrieve_full_tracker(sender))
+    assert all("[PHONE]" in text and "0532" not in text for text in user_texts(full))
+
+
+def test_a_new_session_after_the_checkpoint_starts_from_its_own_events(store):
+    sender = f"session-{uuid.uuid4().hex[:8]}"
+    turn(store, sender, "first", SlotSet("language", "fa"), SlotSet("model_size_b", 70.0))
+    for number in range(3 * KEEP):
+        turn(store, sender, f"q{number}")
+
+    async def new_session() -> None:
+        tracker = await store.get_or_create_tracker(sender, append_action_listen=False)
+        for event in (ActionExecuted("action_session_start"), SessionStarted(), SlotSet("language", "fa"),
+                      ActionExecuted("action_listen")):
+            tracker.update(event)
+        await store.save(tracker)
+
+    asyncio.run(new_session())
+    turn(store, sender, "again")
+    tracker = asyncio.run(store.retrieve(sender))
+    assert user_texts(tracker) == ["again"]
+    assert tracker.get_slot("language") == "fa" and tracker.get_slot("model_size_b") is None  # not carried over
+
+
+def test_a_paused_conversation_stays_paused_behind_the_checkpoint(store):
+    sender = f"paused-{uuid.uuid4().hex[:8]}"
+    turn(store, sender, "insan istiyorum", ConversationPaused())
+    for number in range(3 * KEEP):
+        turn(store, sender, f"still there {number}")
+    tracker = asyncio.run(store.retrieve(sender))
+    assert "insan istiyorum" not in user_texts(tracker)
+    assert tracker.is_paused()
+
+
+def test_a_tracker_the_store_did_not_load_is_saved_without_duplicates(store, domain):
+    """Rasa's API can save a tracker it built itself; new events are found by counting, as Rasa does."""
+    sender = f"api-{uuid.uuid4().hex[:8]}"
+    for number in range(3 * KEEP):
+        turn(store, sender, f"q{number}")
+    loaded = asyncio.run(store.retrieve(sender))
+    rebuilt = type(loaded).from_events(sender, list(loaded.events), domain.slots)
+    rebuilt.update(BotUttered("staff reply", metadata={"staff": True}))
+    asyncio.run(store.save(rebuilt))
+    rows = stored_rows(store, sender)
+    assert rows.count("user") == 3 * KEEP and rows[-1] == "bot"
+    assert asyncio.run(store.retrieve(sender)).latest_bot_utterance.text == "staff reply"
