@@ -34,8 +34,10 @@ from rasa_sdk.types import DomainDict
 from actions.common import (DEFAULT_LANGUAGE, LANGUAGES, UNCERTAIN_INTENTS, latest_intent, payload_entities,
                             previous_turn_answer)
 
-# Intents whose message the estimate form reads itself, or that carry no job values worth keeping.
-FORM_READS = ("inform", "estimate", "dont_know", "affirm", "deny", "restart", "nlu_fallback")
+# Intents whose message the estimate form reads itself, or that carry no job values worth keeping; inside the
+# estimate form a not-understood message is read by the form too (a hint and the question again).
+FORM_READS = ("inform", "estimate", "dont_know", "affirm", "deny", "restart")
+FORM_READS_IN_FORM = ("nlu_fallback",)
 JOB_SLOTS = ("model", "model_id", "model_size_b", "method", "seq_len", "budget", "budget_usd", "budget_unlimited",
              "examples", "avg_tokens", "total_tokens", "epochs", "gpus", "hourly_cap", "hourly_cap_vat",
              "budget_period", "own_gpu", "custom_arch", "custom_arch_label")
@@ -79,7 +81,10 @@ def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
     from actions.forms import ValidateEstimateForm, contract_values
 
     text = tracker.latest_message.get("text") or ""
-    if latest_intent(tracker) in FORM_READS or not text.strip() or text.startswith("/"):
+    intent = latest_intent(tracker)
+    in_form = (tracker.active_loop or {}).get("name") == "estimate_form"
+    if intent in FORM_READS or (in_form and intent in FORM_READS_IN_FORM) or not text.strip() \
+            or text.startswith("/"):
         return {}
     # The form's own reader, with its notes (ambiguity, currency) left unsaid: the rule's answer comes first.
     updates = ValidateEstimateForm._from_text(Silent(), text, None)

@@ -141,6 +141,19 @@ def test_guard_leaves_messages_without_job_values_or_with_a_real_intent(router, 
     assert message.get("intent")["name"] == intent
 
 
+@pytest.mark.parametrize("text,language,intent,expected", [
+    ("Evde bir RTX 3090'ım var, Mistral 7B'yi QLoRA ile eğitmeye yeter mi?", "tr", "estimate", "own_card"),
+    ("خودم یه ۴۰۹۰ دارم، Llama 3.1 8B با QLoRA روش جا میشه؟", "fa", "inform", "own_card"),
+    ("bu iş için LoRA mı daha ucuz QLoRA mı, Llama 3.1 8B 2048 token", "tr", "estimate", "compare_options"),
+    ("RTX 4090 ile Llama 3.1 8B QLoRA ne kadar sürer?", "tr", "estimate", "estimate"),   # a catalogue card
+    ("H100 mü A100 mü daha iyi?", "tr", "faq_h100_vs_a100", "faq_h100_vs_a100"),     # the general question
+])
+def test_guard_sends_an_own_card_or_a_comparison_to_its_answer(router, text, language, intent, expected):
+    message = _process(router, text, detected_language=language, intent={"name": intent, "confidence": 0.7},
+                       intent_ranking=[{"name": intent, "confidence": 0.7}])
+    assert message.get("intent")["name"] == expected
+
+
 def test_guard_leaves_a_fallback_between_an_faq_and_another_intent(router):
     ranking = [{"name": "nlu_fallback", "confidence": 0.3}, {"name": "faq_data_prep", "confidence": 0.49},
                {"name": "inform", "confidence": 0.46}]

@@ -67,9 +67,19 @@ def card_name(card_id: str) -> str:
 
 
 def price_text(usd: float, lang: str) -> str:
-    """Hourly price as render writes it: "$0.74" in Persian, "$0,74" in Turkish."""
-    text = f"{usd:.2f}"
-    return "$" + (text.replace(".", ",") if lang == "tr" else text)
+    """Hourly price as render writes it: "0.74" in Persian, "0,74" in Turkish (the currency word follows it)."""
+    from bot.present.render import money
+
+    return money(usd, lang)
+
+
+def number_forms(fragment: str, lang: str) -> List[str]:
+    """A bare number as the answer may write it: "2048", and "2.048" in Turkish (thousands grouped)."""
+    forms = [fragment]
+    if fragment.isdigit() and len(fragment) > 3:
+        grouped = f"{int(fragment):,}"
+        forms.append(grouped.replace(",", ".") if lang == "tr" else grouped)
+    return forms
 
 
 def assert_estimate(replies: List[dict], lang: str, *, best_card: Optional[str] = None,
@@ -81,6 +91,7 @@ def assert_estimate(replies: List[dict], lang: str, *, best_card: Optional[str] 
     if best_card:
         assert card_name(best_card) in text, f"{card_name(best_card)} missing from {text[:400]!r}"
     for fragment in mentions:
-        assert fragment in text, f"{fragment!r} missing from {text[:600]!r}"
+        assert any(form in text for form in number_forms(fragment, lang)), \
+            f"{fragment!r} missing from {text[:600]!r}"
     assert images(replies) and images(replies)[0].endswith(".png")
     return text

@@ -55,7 +55,7 @@ def test_a_model_named_in_a_question_is_kept_and_never_asked_for(conversation, l
 
 @pytest.mark.parametrize("lang,question,fits", [
     ("fa", "برای Llama 3.1 8B با QLoRA، کارت ۲۴ گیگابایتی جواب می‌دهد؟", "کافی است"),
-    ("tr", "Llama 3.1 8B'yi QLoRA ile eğitmek için 24 GB'lık kart yeter mi?", "yeterli"),
+    ("tr", "QLoRA yapacağız; 24 GB'lık bir kart Llama 3.1 8B için yeterli mi?", "yeterli"),
 ])
 def test_faq_answer_names_the_memory_of_the_job_and_whether_the_card_fits(conversation, lang, question, fits):
     c = conversation()

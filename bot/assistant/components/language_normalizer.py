@@ -37,6 +37,14 @@ VALUE_BLIND_INTENTS = ("greet", "out_of_scope", NO_WORDS_INTENT)
 # What the estimate form asks for. The volume values alone ("2 ta sual") are too weak to override the classifier,
 # and so is a method alone: "LoRA için uygun veri formatı nedir?" is a question about LoRA, not a job (held-out).
 JOB_VALUE_FIELDS = ("model_id", "model_size_b", "seq_len", "budget_usd")
+# A message naming the job *and* the customer's own card ("Evde bir RTX 3090'ım var, Mistral 7B'yi QLoRA ile
+# eğitmeye yeter mi?") or two options for it ("bu iş için LoRA mı QLoRA mı?") reads like an estimate request to a
+# bag of n-grams; the parser knows better (bot.text.parse: own_gpu only for a card the customer has, compare for
+# "X or Y"), so these go to their own answers (issue 13), which carry on with the estimate afterwards.
+OWN_CARD_INTENT = "own_card"
+COMPARE_INTENT = "compare_options"
+OWN_CARD_MISTAKEN_FOR = ("estimate", "inform", "faq_13b_24gb", "faq_vram") + VALUE_BLIND_INTENTS
+COMPARE_MISTAKEN_FOR = ("estimate", "inform")
 ALL_VALUE_FIELDS = JOB_VALUE_FIELDS + ("budget_unlimited", "examples", "avg_tokens", "total_tokens", "epochs",
                                        "gpus")
 
@@ -136,6 +144,20 @@ class IntentGuard(GraphComponent):
             return not (ranked and str(ranked[0]).startswith("faq_"))
         return True
 
+    @staticmethod
+    def _own_card_or_comparison(message: Message) -> Optional[Text]:
+        from bot.text.parse import parse_values
+
+        intent = (message.get(INTENT) or {}).get("name")
+        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR:
+            return None
+        parsed = parse_values(message.get(TEXT) or "")
+        if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
+            return OWN_CARD_INTENT
+        if getattr(parsed, "compare", None) and intent in COMPARE_MISTAKEN_FOR:
+            return COMPARE_INTENT
+        return None
+
     def process(self, messages: List[Message]) -> List[Message]:
         for message in messages:
             text = message.get(TEXT) or ""
@@ -146,6 +168,8 @@ class IntentGuard(GraphComponent):
                 self._override(message, JOB_VALUES_INTENT)
             elif message.get(DETECTED_LANGUAGE) == "en" and not self.carries_values(text):
                 self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
+            elif self._own_card_or_comparison(message):
+                self._override(message, self._own_card_or_comparison(message))
             elif self._values_lost(message) and self.carries_values(text, JOB_VALUE_FIELDS):
                 self._override(message, JOB_VALUES_INTENT)
         return messages
