@@ -136,12 +136,27 @@ async def _prune_periodically(app: web.Application) -> None:
     app.on_cleanup.append(stop)
 
 
+async def _kvkk_default(request: web.Request) -> web.Response:
+    raise web.HTTPFound("/kvkk/fa")
+
+
+async def _kvkk_page(request: web.Request, web_dir: Path) -> web.StreamResponse:
+    return web.FileResponse(web_dir / f"kvkk-{request.match_info['lang']}.html",
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+
+
 def create_app(web_dir: Path = WEB_DIR) -> web.Application:
     app = web.Application(middlewares=[security_headers])
     app.on_startup.append(_prune_periodically)
     app.router.add_get("/health", lambda request: web.json_response({"status": "ok", "service": "website"}))
     app.router.add_get("/config.json", widget_config)
     app.router.add_get("/charts/{name}", chart)
+    # The full KVKK notice the chat's short notice and the KVKK FAQ link to (web/kvkk-fa.html, web/kvkk-tr.html).
+    app.router.add_get("/kvkk", _kvkk_default)
+    async def kvkk_page(request: web.Request) -> web.StreamResponse:
+        return await _kvkk_page(request, web_dir)
+
+    app.router.add_get("/kvkk/{lang:fa|tr}", kvkk_page)
     app.router.add_get("/", lambda request: web.FileResponse(web_dir / "index.html"))
     app.router.add_static("/", web_dir, show_index=False, follow_symlinks=False)
     return app
