@@ -152,7 +152,7 @@ class ActionEstimate(Action):
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
         from bot.advisor.advice import AdviceRequest, advise
         from bot.advisor.knowledge import InputError
-        from bot.present.render import render_advice, render_error
+        from bot.present.render import render_advice, render_error, render_estimate_hint
 
         lang = conversation_language(tracker)
         fields = advice_request_fields(tracker)
@@ -185,7 +185,8 @@ class ActionEstimate(Action):
         if advice.needs_quote:
             dispatcher.utter_message(response="utter_estimate_offer_quote")
         elif first_estimate:
-            dispatcher.utter_message(response="utter_estimate_hint")
+            # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
+            dispatcher.utter_message(text=render_estimate_hint(advice, lang))
         return [SlotSet("estimate_summary", estimate_summary(advice))]
 
     @staticmethod

@@ -297,3 +297,17 @@ def test_budget_that_covers_the_volume(lang):
     plan = advice.budget
     assert plan.missing_usd is None and plan.volume_cost_usd_with_vat < 500
     assert money(plan.volume_cost_usd_with_vat, lang) in render_advice(advice, lang)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_closing_hint_suggests_only_changes_not_tried_yet(lang):
+    from bot.present.render import render_estimate_hint
+
+    lora_4096 = render_estimate_hint(advice_for(method="lora", seq_len=4096, budget_usd=100), lang)
+    assert KB.text("hint_method", lang, method="LoRA") not in lora_4096
+    assert KB.text("hint_method", lang, method="QLoRA") in lora_4096
+    assert KB.text("hint_seq_len", lang, n=number(4096, lang, 0)) not in lora_4096
+    assert KB.text("hint_budget", lang, n="100") not in lora_4096
+    tiny = render_estimate_hint(advice_for(budget_usd=2), lang)
+    assert KB.text("hint_budget", lang, n="20") in tiny  # not "100" next to a 2-dollar budget
+    assert KB.text("hint_method", lang, method="LoRA") in render_estimate_hint(advice_for(), lang)

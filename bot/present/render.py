@@ -377,6 +377,35 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     return text.strip()
 
 
+# ---------------------------------------------------------------------------------------------- closing hint
+
+# Budgets offered as the example change: the first one above the customer's (a $2 budget gets "20 dollars", not
+# "100": the reviews found the fixed $100 tone-deaf next to a tiny budget).
+HINT_BUDGETS = (20, 50, 100, 500, 1000, 5000)
+
+
+def render_estimate_hint(advice, lang: str, kb: Optional[Knowledge] = None) -> str:
+    """The closing hint after an estimate, with example changes that differ from the current values (native
+    reviews: "what about LoRA?" right after a LoRA estimate, "4096 tokens?" at 4096 changed nothing)."""
+    _check_lang(lang)
+    kb = kb or load_knowledge()
+    plan, request = advice.plan, advice.request
+    method = {"lora": "qlora", "qlora": "lora", "full": "lora"}[plan.method]
+    seq_len = 4096 if plan.seq_len != 4096 else 2048
+    examples = [kb.text("hint_method", lang, method=kb.text(f"method_{method}", lang)),
+                kb.text("hint_seq_len", lang, n=number(seq_len, lang, 0))]
+    budget = None if request.budget_unlimited else request.budget_usd
+    if budget is None:
+        budget_example = 100
+    else:
+        budget_example = next((b for b in HINT_BUDGETS if b > budget * 1.5), None)
+    if budget_example is not None:
+        examples.append(kb.text("hint_budget", lang, n=number(budget_example, lang, 0)))
+    separator = kb.text("list_separator", lang)
+    joined = kb.text("hint_join", lang, first=separator.join(examples[:-1]), last=examples[-1])
+    return kb.text("estimate_hint", lang, examples=joined)
+
+
 # ---------------------------------------------------------------------------------------------- comparisons
 
 

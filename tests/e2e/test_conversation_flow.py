@@ -9,13 +9,13 @@ Each test is a gap found by reading transcripts as a customer would:
 """
 from __future__ import annotations
 
+import os
 from typing import List
 
-import os
 import pytest
 
-from bot.present.render import faq_text
 from bot.advisor.knowledge import load_knowledge
+from bot.present.render import faq_text
 from bot.tickets import TicketStore
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, joined, payloads,
                                tracker_slots)

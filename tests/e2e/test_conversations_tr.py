@@ -6,10 +6,11 @@ or "2.048"), apart from the NLU training examples. Figures are checked against t
 from __future__ import annotations
 
 import os
+
 import pytest
 
-from bot.present.render import faq_text
 from bot.advisor.knowledge import load_knowledge
+from bot.present.render import faq_text
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, images, is_persian, is_turkish,
                                joined, payloads, price_text, tracker_slots)
 
