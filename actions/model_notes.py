@@ -91,17 +91,30 @@ def widened_range(advice: Any, fields: Dict[Text, Any], same_family: bool, kb: A
 
 
 def config_read_note(custom_arch: Dict[Text, Any], lang: Text, kb: Any = None) -> Optional[Text]:
-    """ "I read these values from your config.json: layers 36, hidden 4096 ..." (bot.advisor.hf_config.describe)."""
-    from bot.advisor.hf_config import describe
+    """ "I read these values from your config.json: 36 layers, hidden size 4096, ..." in the customer's language
+    (the values bot.advisor.hf_config.describe lists for the CLI)."""
     from bot.advisor.knowledge import load_knowledge
     from bot.advisor.schema import ModelArch
+    from bot.present.render import number
 
     kb = kb or load_knowledge()
     try:
         arch = ModelArch(**custom_arch)
     except (TypeError, ValueError):
         return None
-    return kb.text("config_read", lang, values=", ".join(describe(arch)))
+    items = [kb.text("config_value_layers", lang, n=arch.layers),
+             kb.text("config_value_hidden", lang, n=arch.hidden),
+             kb.text("config_value_heads", lang, heads=arch.heads, kv=arch.kv_heads,
+                     head_dim=arch.head_dim or arch.hidden // arch.heads),
+             kb.text("config_value_mlp", lang, n=arch.intermediate),
+             kb.text("config_value_vocab", lang, n=arch.vocab)]
+    if arch.moe:
+        items.append(kb.text("config_value_moe", lang, experts=arch.moe.experts, active=arch.moe.experts_per_token))
+    if arch.sliding_window:
+        items.append(kb.text("config_value_window", lang, n=arch.sliding_window))
+    if arch.params:
+        items.append(kb.text("config_value_params", lang, n=number(arch.params / 1e9, lang, 2)))
+    return kb.text("config_read", lang, values=kb.text("list_separator", lang).join(items))
 
 
 def config_error_message(text: Text, lang: Text, kb: Any = None) -> Text:
