@@ -445,3 +445,11 @@ def test_faq_prices_are_catalogue_prices(kb):
     assert not wrong
     # the FAQ quotes prices in all three texts (prices_vat, h100_vs_a100, cost_control): the check has work to do
     assert found >= 15
+
+
+def test_every_preset_resolves_by_every_name_it_lists(kb):
+    # id, display name, each alias, the id with spaces and in capitals: always that preset, never "only a size"
+    for preset in kb.models:
+        for name in [preset.id, preset.display, *preset.aliases, preset.id.replace("-", " "), preset.id.upper()]:
+            resolved = resolve_model(name)
+            assert (resolved.preset.id, resolved.by_size) == (preset.id, False), name
