@@ -400,7 +400,8 @@ _NOISE = {"instruct", "chat", "hf", "it", "base", "model", "meta", "v", "the", "
 # they never start a model name, so "14b yi" is a 14B size and never the model Yi.
 _TR_SUFFIXES = {"yi", "yı", "yu", "yü", "i", "ı", "u", "ü", "e", "a", "ye", "ya", "de", "da", "te", "ta", "le", "la",
                 "ile", "nin", "nın", "in", "ın", "den", "dan", "ten", "tan", "lik", "lık", "luk", "lük", "lık"}
-_TOKEN = re.compile(r"\d+(?:\.\d+)?x\d+(?:\.\d+)?b|\d+(?:\.\d+)?[bmk]?|[^\W\d_]+")
+# "a3b"/"e16" style name parts (active parameters, expert count) are one token, never a size
+_TOKEN = re.compile(r"(?<![^\W\d_])[ae]\d+(?:\.\d+)?b\b|\d+(?:\.\d+)?x\d+(?:\.\d+)?b|\d+(?:\.\d+)?[bmk]?|[^\W\d_]+")
 _APOSTROPHE_SUFFIX = re.compile(r"(?<=[\w.])['’`][^\W\d_]+")
 _DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
 _BILLION_WORDS = {"b", "بی", "میلیارد", "milyar", "billion"}
@@ -453,7 +454,7 @@ def _tokens(text: str, kb: Optional["Knowledge"] = None) -> Tuple[str, ...]:
         if tok.endswith("m") and tok[:-1].replace(".", "").isdigit():
             tok = f"{float(tok[:-1]) / 1000:g}b"  # "500m" -> "0.5b"
         if tokens and tokens[-1] in ("a", "e") and _SIZE.fullmatch(tok):
-            tokens[-1] += tok  # "A3B" (active parameters) is a name part, not the model's size
+            tokens[-1] += tok  # "A 3B" (active parameters) is a name part, not the model's size
             continue
         tokens.append(tok)
     return tuple(tokens)
