@@ -39,7 +39,9 @@ HANDOFF_FORM_SLOTS = ("handoff_consent", "handoff_contact")
 KVKK_NOTICE_SHOWN = "kvkk_notice_shown"
 # Slots a ticket carries (names fixed in docs/architecture.md), in the order staff read them.
 TICKET_SLOTS = ("model", "model_id", "model_size_b", "method", "seq_len", "budget", "budget_usd", "budget_unlimited",
-                "examples", "avg_tokens", "total_tokens", "epochs", "gpus")
+                "examples", "avg_tokens", "total_tokens", "epochs", "gpus",
+                # issue 13 values staff need too (shown as sentences by bot/tickets/texts.py)
+                "hourly_cap", "hourly_cap_vat", "budget_period", "own_gpu", "custom_arch_label")
 FALLBACK_ACTIONS = ("action_default_fallback", "action_two_stage_fallback")
 # The fallback offers a person after two failed turns (actions/fallback.py).
 FAILED_TURNS_FOR_HANDOFF = 2

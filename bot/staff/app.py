@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import hmac
 import html
-import json
 import logging
 import os
 import secrets
@@ -33,7 +32,8 @@ from bot.staff.rasa_api import RasaClient, RasaUnavailable
 from bot.tickets.models import CATEGORIES, STATUSES, Ticket, normalize_ticket_id
 from bot.tickets.pii import mask_text
 from bot.tickets.store import UNAVAILABLE, StoreUnavailable, TicketNotFound, TicketStore
-from bot.tickets.texts import STAFF_LANGS, reason_label, staff_labels
+from bot.tickets.texts import (STAFF_LANGS, reason_label, staff_cards, staff_estimate_lines, staff_labels,
+                              staff_value_lines)
 
 logger = logging.getLogger(__name__)
 
@@ -303,18 +303,9 @@ def _live_messages(rasa: RasaClient, ticket: Ticket) -> List[Dict[str, str]]:
     return out
 
 
-def _value(v: Any) -> str:
-    if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def _fields_html(values: Dict[str, Any], L) -> str:
-    """Gathered values and the estimate summary, named in the staff page's language (raw key if unnamed)."""
-    return "".join(f'<dt title="{e(k)}">{e(L["fields"].get(k, k))}</dt><dd class="ltr">{e(_value(v))}</dd>'
-                   for k, v in values.items() if v not in (None, "", [], {}))
+def _rows_html(rows) -> str:
+    """(label, value) rows as staff read them (bot.tickets.texts: "5000 dolar", "8 × B200, ZeRO-3, ...")."""
+    return "".join(f'<dt>{e(label)}</dt><dd>{e(value)}</dd>' for label, value in rows)
 
 
 def _messages_html(messages, L) -> str:
@@ -348,9 +339,9 @@ async def ticket_detail(request: web.Request) -> web.Response:
         ("created", f'<span class="ltr">{t.created_at:%Y-%m-%d %H:%M} UTC</span>'),
         ("updated", f'<span class="ltr">{t.updated_at:%Y-%m-%d %H:%M} UTC</span>'),
         ("contact", f'<span id="contact">{contact}</span>')))
-    slots = _fields_html(t.slots, L)
-    estimate = _fields_html(t.estimate_summary or {}, L)
-    cards = " ".join(f'<span class="tag">{e(c)}</span>' for c in t.cards)
+    slots = _rows_html(staff_value_lines(t.slots, ui))
+    estimate = _rows_html(staff_estimate_lines(t.estimate_summary, ui))
+    cards = " ".join(f'<span class="tag">{e(c)}</span>' for c in staff_cards(t.cards, t.estimate_summary, ui))
     notes = "".join(f'<li class="note {e(n.kind)}">{n.at:%Y-%m-%d %H:%M} <strong>{e(n.author)}</strong> '
                     f'[{e(L["note_kinds"][n.kind])}] <span class="text">{e(n.text)}</span></li>' for n in t.notes)
     status_opts = "".join(f'<option value="{s}"{" selected" if s == t.status else ""}>{e(L["statuses"][s])}</option>'
@@ -365,7 +356,7 @@ async def ticket_detail(request: web.Request) -> web.Response:
 <div class="card"><dl>{meta}</dl></div>
 <div class="card"><h2>{e(L['gathered'])}</h2><dl id="slots">{slots or '—'}</dl>
 <h2>{e(L['estimate'])}</h2><dl id="estimate">{estimate or '—'}</dl>
-<p>{e(L['cards'])}: {cards or '—'}</p></div>
+<p id="cards">{e(L['cards'])}: {cards or '—'}</p></div>
 <div class="card" id="excerpt"><h2>{e(L['excerpt'])}</h2>{_messages_html([m.dict() for m in t.excerpt], L) or '—'}</div>
 {f'<div class="card" id="live"><h2>{e(L["live"])}</h2>{_messages_html(live, L)}</div>' if live else ''}
 <div class="card"><h2>{e(L['reply'])}</h2>

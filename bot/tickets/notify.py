@@ -14,7 +14,7 @@ from typing import Optional
 
 from bot.telegram_api import DEFAULT_API_URL
 from bot.tickets.models import Ticket
-from bot.tickets.texts import notification_text, reason_label, staff_labels
+from bot.tickets.texts import notification_text, reason_label, staff_labels, staff_summary
 
 logger = logging.getLogger(__name__)
 
@@ -23,11 +23,7 @@ TIMEOUT_S = 5
 
 def notification_message(ticket: Ticket, lang: str) -> str:
     labels = staff_labels(lang)
-    est = ticket.estimate_summary or {}
-    parts = [f"{k}={v}" for k, v in ticket.slots.items() if v not in (None, "", [], {})]
-    if est.get("best_card"):
-        parts.append(f"best_card={est['best_card']}")
-    summary = ", ".join(parts) or "-"
+    summary = staff_summary(ticket.slots, ticket.estimate_summary, lang) or "-"
     reasons = ", ".join(reason_label(r, lang) for r in ticket.priority_reasons)
     return notification_text("new_ticket", lang).format(
         id=ticket.id, priority=f"{labels['priorities'][ticket.priority]} ({reasons})",
