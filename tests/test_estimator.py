@@ -419,3 +419,12 @@ def test_every_big_new_preset_gives_a_complete_estimate(pid):
         e = est(plan(method, model=preset(pid)))
         assert set(e.components_gib) == set(COMPONENTS) and e.low_gib <= e.per_gpu_gib <= e.high_gib
         assert sum(e.components_gib.values()) == pytest.approx(e.per_gpu_gib, abs=0.01)
+
+
+def test_default_plan_takes_the_moe_options():
+    moe = preset("qwen3-30b-a3b")
+    p = default_plan(moe, "qlora", 2048, moe_targets="all_experts", qlora_moe_experts="nf4")
+    assert p.lora.moe_targets == "all_experts" and p.qlora_moe_experts == "nf4"
+    assert default_plan(moe, "lora", 2048).lora.moe_targets == "attention_dense_shared"
+    with pytest.raises(ValueError):
+        default_plan(moe, "lora", 2048, moe_targets="some experts")

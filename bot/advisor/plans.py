@@ -5,6 +5,10 @@
 * Full fine-tuning: precision "mixed" (fp32 master weights + fp32 AdamW states, about 16 B/param
   before activations: the Hugging Face Trainer AMP regime), gradient checkpointing on, micro-batch 1.
 * More than one GPU: ZeRO-3 sharding (weights, gradients and optimizer states divided).
+* Mixture-of-Experts: LoRA "all linear" adapts attention, dense-layer MLPs and shared experts, not the routed experts
+  (``moe_targets="attention_dense_shared"``, what PEFT's "all-linear" reaches on Transformers v5 fused experts);
+  QLoRA leaves the fused experts in bf16 (``qlora_moe_experts="bf16"``, stock bitsandbytes) and the estimate gives
+  the NF4 figure beside it. Both can be changed per plan.
 """
 from __future__ import annotations
 
@@ -25,13 +29,19 @@ def default_precision(method: str) -> str:
     return "mixed" if method == "full" else "bf16"
 
 
-def _default_lora(arch: ModelArch) -> LoraSpec:
-    return LoraSpec(rank=min(DEFAULT_LORA_RANK, arch.hidden), targets=DEFAULT_LORA_TARGETS)
+DEFAULT_MOE_LORA_TARGETS = "attention_dense_shared"
+DEFAULT_QLORA_MOE_EXPERTS = "bf16"
+
+
+def _default_lora(arch: ModelArch, moe_targets: str = DEFAULT_MOE_LORA_TARGETS) -> LoraSpec:
+    return LoraSpec(rank=min(DEFAULT_LORA_RANK, arch.hidden), targets=DEFAULT_LORA_TARGETS, moe_targets=moe_targets)
 
 
 def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
-                 micro_batch: int = 1) -> TrainingPlan:
-    """The plan the advisor assumes when the user only gives model, method and sequence length."""
+                 micro_batch: int = 1, moe_targets: str = DEFAULT_MOE_LORA_TARGETS,
+                 qlora_moe_experts: str = DEFAULT_QLORA_MOE_EXPERTS) -> TrainingPlan:
+    """The plan the advisor assumes when the user only gives model, method and sequence length (the MoE options
+    only matter for a Mixture-of-Experts model)."""
     if method not in ("full", "lora", "qlora"):
         raise ValueError(f"method: expected full, lora or qlora, got {method!r}")
     plan = TrainingPlan(
@@ -39,7 +49,7 @@ def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
         method=method,
         precision=default_precision(method),
         optimizer="adamw",
-        lora=None if method == "full" else _default_lora(arch),
+        lora=None if method == "full" else _default_lora(arch, moe_targets),
         seq_len=seq_len,
         micro_batch=micro_batch,
         gradient_checkpointing=True,
@@ -47,6 +57,7 @@ def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
         gpus=1,
         sharding="none",
         offload="none",
+        qlora_moe_experts=qlora_moe_experts,
     )
     return sharded_plan(plan, gpus) if gpus > 1 else plan
 
