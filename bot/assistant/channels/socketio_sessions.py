@@ -92,23 +92,24 @@ def history_entries(events: List[Dict[str, Any]], limit: int = 200) -> List[Dict
             if text:
                 entries.append({"from": "user", "text": text})
         elif kind == "bot":
+            # As Rasa's SocketIOOutput sent it: one bubble per paragraph, the buttons on the last one, the image
+            # (a chart) as a bubble of its own.
             data = event.get("data") or {}
-            entry: Dict[str, Any] = {"from": "bot"}
-            if event.get("text"):
-                entry["text"] = event["text"]
-            buttons = data.get("buttons") or data.get("quick_replies") or []
+            parts = [p for p in (event.get("text") or "").strip().split("\n\n") if p] if event.get("text") else []
+            buttons = [{"title": str(b.get("title") or b.get("payload")), "payload": str(b.get("payload") or b.get("title"))}
+                       for b in (data.get("buttons") or data.get("quick_replies") or []) if isinstance(b, dict)]
+            for i, part in enumerate(parts):
+                entry: Dict[str, Any] = {"from": "bot", "text": part}
+                if buttons and i == len(parts) - 1:
+                    entry["buttons"] = buttons
+                entries.append(entry)
             if buttons:
-                entry["buttons"] = [{"title": str(b.get("title") or b.get("payload")),
-                                     "payload": str(b.get("payload") or b.get("title"))}
-                                    for b in buttons if isinstance(b, dict)]
-                titles = {b["payload"]: b["title"] for b in entry["buttons"]}
+                titles = {b["payload"]: b["title"] for b in buttons}
             attachment = data.get("attachment")
             if isinstance(attachment, dict) and (attachment.get("payload") or {}).get("src"):
-                entry["image"] = attachment["payload"]["src"]
+                entries.append({"from": "bot", "image": attachment["payload"]["src"]})
             elif isinstance(data.get("image"), str):
-                entry["image"] = data["image"]
-            if len(entry) > 1:
-                entries.append(entry)
+                entries.append({"from": "bot", "image": data["image"]})
         elif kind == "restart":
             entries = []
     return entries[-limit:]
@@ -120,7 +121,8 @@ async def _stored_history(session_id: str) -> List[Dict[str, Any]]:
         from sanic import Sanic
 
         agent = Sanic.get_app().ctx.agent
-        tracker = await agent.tracker_store.retrieve(session_id)
+        # The full history: retrieve() holds only the recent turns (bot/assistant/tracker_store.py).
+        tracker = await agent.tracker_store.retrieve_full_tracker(session_id)
         if tracker is None:
             return []
         return history_entries([event.as_dict() for event in tracker.events])
