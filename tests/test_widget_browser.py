@@ -396,3 +396,38 @@ def test_labels_follow_the_conversation_language(site, browser):
         assert errors == [], errors
     finally:
         context.close()
+
+
+def test_chat_page_cannot_be_framed_by_another_site(site, browser):
+    """Security review finding 16: `frame-ancestors *` let any site frame the chat page (clickjacking). A page on
+    another origin now gets an empty frame; the website's own pages may still frame it."""
+    import http.server
+    import threading
+
+    evil_page = f'<!doctype html><iframe id="chat" src="{site["url"]}/?lang=tr" width="400" height="600"></iframe>'.encode()
+
+    class Evil(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(evil_page)
+
+        def log_message(self, *args):
+            pass
+
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"http://localhost:{evil.server_port}/")  # another origin than 127.0.0.1:<site port>
+        page.wait_for_timeout(3000)
+        frame = page.frame_locator("#chat")
+        assert frame.locator("#gpu-advisor-chat").count() == 0, "the chat page loaded inside a foreign frame"
+        with urllib.request.urlopen(f"{site['url']}/", timeout=10) as resp:
+            assert "frame-ancestors 'self'" in resp.headers["Content-Security-Policy"]
+            assert resp.headers["X-Frame-Options"] == "SAMEORIGIN"
+    finally:
+        context.close()
+        evil.shutdown()
