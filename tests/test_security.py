@@ -453,3 +453,29 @@ def test_finding12_15_wrong_or_non_ascii_tokens_never_give_500_and_guessing_is_l
 def test_finding16_staff_page_may_only_be_framed_by_itself(staff):
     _, headers, _ = http("GET", f"{staff}/login")
     assert "frame-ancestors 'self'" in headers["Content-Security-Policy"]
+
+
+# ---------------------------------------------------------------------------------------------- website: 14, 16
+
+
+def test_finding14_16_website_charts_and_framing(tmp_path):
+    charts = tmp_path / "charts"
+    charts.mkdir()
+    old = charts / "old.png"
+    old.write_bytes(b"png")
+    os.utime(old, (time.time() - 30 * 86400,) * 2)
+    port = free_port()
+    env = {**os.environ, "ADVISOR_CHART_DIR": str(charts)}
+    proc = subprocess.Popen([sys.executable, "-m", "bot.website", "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/", 30, proc)
+        started = time.monotonic()
+        assert http("GET", f"http://127.0.0.1:{port}/charts/rt12nonexistent.png")[0] == 404
+        assert time.monotonic() - started < 6  # was 8 s, with no bound on how many waited at once
+        assert not old.exists(), "charts older than a week are pruned"
+        _, headers, _ = http("GET", f"http://127.0.0.1:{port}/")
+        assert "frame-ancestors 'self'" in headers["Content-Security-Policy"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
