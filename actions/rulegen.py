@@ -23,10 +23,10 @@ HANDOFF_FORM = "handoff_form"
 
 # Intents answered by one action, the same way outside and inside the form.
 CHITCHAT_ANSWERS: Dict[str, str] = {
-    "greet": "utter_greet",
+    "greet": "action_greet",        # returns the customer's greeting in kind (actions/social.py)
     "start": "utter_greet",
     "set_language": "utter_greet",
-    "thank": "utter_thank",
+    "thank": "action_thank",        # after an estimate: an offer to recalculate; a wish is returned
     "bot_challenge": "utter_bot_challenge",
     "out_of_scope": "action_default_fallback",
     "nlu_fallback": "action_default_fallback",

@@ -1,0 +1,105 @@
+"""Greetings, thanks and goodbyes answered in kind (issue 14 #6; native reviews fa §2.5/§2.7, tr §2.7):
+
+* action_greet returns the customer's own greeting ("İyi günler" -> "Size de iyi günler!", «وقت بخیر» ->
+  «سلام، وقت شما هم بخیر!») before the introduction; a plain hello gets utter_greet;
+* action_thank answers a thank-you after an estimate with an offer to recalculate, otherwise briefly, and returns a
+  wish that came with it ("Teşekkürler, iyi akşamlar" -> "Rica ederim! Size de iyi akşamlar! ...");
+* action_goodbye returns the customer's wish ("روز خوبی داشته باشید" -> «روز شما هم خوش!»).
+The phrases are data: knowledge/social.yml.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Text
+
+import yaml
+from rasa_sdk import Action, Tracker
+from rasa_sdk.executor import CollectingDispatcher
+
+from actions.common import conversation_language
+
+SOCIAL_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "social.yml"
+
+
+@lru_cache(maxsize=1)
+def _table() -> Dict[str, Dict[str, List[dict]]]:
+    data = yaml.safe_load(SOCIAL_FILE.read_text(encoding="utf-8"))
+    for kind in ("greetings", "wishes"):
+        for lang in ("fa", "tr"):
+            entries = data[kind][lang]
+            if not entries or any(not e.get("says") or not e.get("reply") for e in entries):
+                raise ValueError(f"{SOCIAL_FILE}: {kind}.{lang} needs entries with says and reply")
+    return data
+
+
+def _normal(text: str) -> str:
+    from bot.text.normalize import normalize
+
+    words = re.sub(r"[^\w\s]", " ", normalize(text or "").lower().replace("\u200c", " ")).split()
+    return " " + " ".join(words) + " "
+
+
+def returned(kind: str, text: str, lang: str) -> Optional[str]:
+    """The reply to the first greeting/wish of ``kind`` found in ``text`` as whole words, or None."""
+    message = _normal(text)
+    for entry in _table()[kind].get(lang, []):
+        for phrase in entry["says"]:
+            if _normal(phrase) in message:
+                return entry["reply"]
+    return None
+
+
+def _text(tracker: Tracker) -> str:
+    return tracker.latest_message.get("text") or ""
+
+
+class ActionGreet(Action):
+    def name(self) -> Text:
+        return "action_greet"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        greeting = returned("greetings", _text(tracker), conversation_language(tracker))
+        if greeting:
+            dispatcher.utter_message(response="utter_greet_in_kind", greeting=greeting)
+        else:
+            dispatcher.utter_message(response="utter_greet")
+        return []
+
+
+class ActionThank(Action):
+    def name(self) -> Text:
+        return "action_thank"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        from bot.advisor.knowledge import load_knowledge
+
+        lang = conversation_language(tracker)
+        wish = returned("wishes", _text(tracker), lang)
+        if wish:
+            dispatcher.utter_message(text=load_knowledge().text("social_thanks_wish", lang, wish=wish))
+        elif tracker.get_slot("estimate_summary"):
+            dispatcher.utter_message(text=load_knowledge().text("social_thanks_after_estimate", lang))
+        else:
+            dispatcher.utter_message(response="utter_thank")
+        return []
+
+
+class ActionGoodbye(Action):
+    def name(self) -> Text:
+        return "action_goodbye"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        from bot.advisor.knowledge import load_knowledge
+
+        lang = conversation_language(tracker)
+        wish = returned("wishes", _text(tracker), lang)
+        if wish:
+            dispatcher.utter_message(text=load_knowledge().text("social_goodbye_wish", lang, wish=wish))
+        else:
+            dispatcher.utter_message(response="utter_goodbye")
+        return []
