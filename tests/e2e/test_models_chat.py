@@ -262,3 +262,21 @@ def test_a_contact_inside_a_sentence_opens_the_ticket(conversation, lang, ask, y
     assert_language(replies, lang)
     assert contact in joined(replies), joined(replies)
     assert tracker_slots(c).get("requested_slot") is None
+
+
+# ------------------------------------------------------------------------- numbers of any length (issue 12 #4)
+
+
+@pytest.mark.parametrize("lang,template", [
+    ("fa", "بودجه ما {number} دلار است"),
+    ("tr", "dizi uzunluğu {number} token olsun"),
+])
+def test_a_number_of_any_length_gets_the_usual_unclear_number_answer(conversation, lang, template):
+    c = conversation()
+    c.say("Mistral 7B'yi QLoRA ile eğitmek istiyorum" if lang == "tr" else "می‌خوام Mistral 7B رو با کیولورا آموزش بدم")
+    replies = c.say(template.format(number="9" * 3000))  # under the channel's message limit, far above any value
+    assert_language(replies, lang)
+    text = joined(replies)
+    assert "999999…999" in text and "9" * 20 not in text
+    slots = tracker_slots(c)
+    assert slots["budget_usd"] is None and slots["seq_len"] is None
