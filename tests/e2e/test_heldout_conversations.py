@@ -81,9 +81,12 @@ def run_conversation(server, conversation: HeldoutConversation, card_names: List
         payload: Dict[str, object] = {"sender": sender, "message": turn.user}
         if conversation.locale:
             payload["metadata"] = {"locale": conversation.locale}
-        _, replies = post_json(f"{server.url}/webhooks/rest/webhook", payload, timeout=60)
-        replies = replies or []
-        tracker = _tracker(server, sender)
+        try:
+            _, replies = post_json(f"{server.url}/webhooks/rest/webhook", payload, timeout=60)
+            replies = replies or []
+            tracker = _tracker(server, sender)
+        except OSError as error:  # one broken conversation is a failure of that conversation, not of the run
+            return Outcome(conversation, number, [f"request failed: {error}"], turn.user, "", transcript)
         lang = turn.expect.get("lang", lang)
         transcript.append((turn.user, reply_texts(replies)))
         problems = check_turn(turn.expect, replies, previous, tracker, lang, given, card_names)
