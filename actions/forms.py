@@ -97,6 +97,9 @@ def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, 
         values = stand_in(parsed.model_query, _number(parsed.model_size_b))
         if values:
             return {**cleared, **values}
+        if not _number(parsed.model_size_b):
+            # a variant we do not know and no size to go by ("gemma 4 e2b"): say so and offer the closest presets
+            ValidateEstimateForm._suggest_models(dispatcher, parsed.model_query)
     if _number(parsed.model_size_b):
         size = _number(parsed.model_size_b)
         return {**cleared, "model": f"{size:g}b", "model_size_b": size}

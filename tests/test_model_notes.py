@@ -91,3 +91,8 @@ def test_a_cut_off_config_is_unreadable_and_its_numbers_are_no_values():
     assert parsed.config_error == "json" and parsed.seq_len is None and parsed.ambiguous == []
     _, said = _read(text, "tr")
     assert said and "config.json" in said[0]
+
+
+def test_an_unknown_variant_without_a_size_is_named_with_the_closest_presets():
+    updates, said = _read("gemma 4 e2b'yi qlora ile 2048 token", "tr")
+    assert "model_id" not in updates and said == ["utter_unknown_model"]

@@ -417,6 +417,16 @@ class _Parser:
                 if tuple(texts[i:i + length]) == name.words and self._ends_cleanly(i + length):
                     if len(name.words) == 1 and len(name.words[0]) <= 2 and self.tokens[i].glued:
                         continue  # "yi" glued to something is not the model Yi
+                    variant_end = self._unknown_variant_end(i + length)
+                    if variant_end:
+                        # "gemma4 e4b", "qwen3 a7b": a variant of that name we have no preset of - not the
+                        # preset the first words name (no silent substitute); the resolver offers a stand-in
+                        self.result.update(model_query=self.span_text(i, variant_end),
+                                           model_family=_family_of(name.preset_id))
+                        for k in range(i, variant_end):
+                            self.consumed[k] = True
+                        i = variant_end
+                        break
                     self.result["model_id"] = name.preset_id
                     self.result["model_size_b"] = name.size_b
                     self.model_at = i
@@ -444,6 +454,17 @@ class _Parser:
                 version = self.tokens[k + 1].text  # "llama 3.1 ...", "qwen2.5 ...": a version, not a value
             self.families.append((token.text, version))
             self.family_at.setdefault(token.text, k)
+
+    def _unknown_variant_end(self, end: int) -> Optional[int]:
+        """End of a variant written right after a name: a letter glued to a size ("e4b", "a3b") the name does not
+        include, so the name does not describe the model."""
+        if end + 3 > self.n:
+            return None
+        letter, digits, unit = self.tokens[end:end + 3]
+        if (letter.is_latin_word and len(letter.text) <= 2 and digits.is_number and digits.glued
+                and unit.glued and unit.text == "b"):
+            return end + 3
+        return None
 
     def _is_size_multiplier(self, index: int) -> bool:
         if index >= self.n:
