@@ -121,6 +121,15 @@ def _list_line(text: str, lang: str) -> str:
     return RLM + text if lang == "fa" else text
 
 
+def _rtl_lines(text: str, lang: str) -> str:
+    """Persian: a right-to-left mark before every line whose first character is Latin, a digit or a bullet
+    ("L4، RTX 4090 ... هم جا می‌شوند"), so that dir="auto" chat clients keep it right to left (fa review §7)."""
+    if lang != "fa":
+        return text
+    return "\n".join(RLM + line if line and line[0] != RLM and (line[0].isascii() or line[0] == "•") else line
+                     for line in text.split("\n"))
+
+
 def _card_line(rank: int, card, gpu, lang: str, kb: Knowledge, volume_known: bool) -> str:
     extra = ""
     if card.status == "tight":
@@ -209,6 +218,8 @@ def _alternative_line(alt, advice, lang: str, kb: Knowledge) -> str:
                                   need=gb(alt.per_gpu_gib, lang), price=money(alt.price_usd_hour, lang),
                                   price_vat=money(alt.count * _vat_price(per_card, advice.vat_rate), lang),
                                   extra=extra), lang)
+    if alt.status == "tight":
+        extra += kb.text("alternative_tight", lang)
     if alt.kind == "bf16":
         extra += kb.text("alternative_stability", lang)
     return _list_line(kb.text("alternative_line", lang, variant=variant_name(alt, lang, kb),
@@ -374,7 +385,7 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     text = "\n".join(lines)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
-    return text.strip()
+    return _rtl_lines(text.strip(), lang)
 
 
 # ---------------------------------------------------------------------------------------------- closing hint
@@ -394,8 +405,10 @@ def render_estimate_hint(advice, lang: str, kb: Optional[Knowledge] = None) -> s
     seq_len = 4096 if plan.seq_len != 4096 else 2048
     examples = [kb.text("hint_method", lang, method=kb.text(f"method_{method}", lang)),
                 kb.text("hint_seq_len", lang, n=number(seq_len, lang, 0))]
-    budget = None if request.budget_unlimited else request.budget_usd
-    if budget is None:
+    budget = request.budget_usd
+    if request.budget_unlimited:
+        budget_example = None  # "my budget is 100 dollars" means nothing to a customer without a budget limit
+    elif budget is None:
         budget_example = 100
     else:
         budget_example = next((b for b in HINT_BUDGETS if b > budget * 1.5), None)
@@ -472,7 +485,7 @@ def render_comparison(comparison, lang: str, kb: Optional[Knowledge] = None) -> 
         lines.append(kb.text(f"compare_assumed_{what}", lang))
     if comparison.volume_tokens is None:
         lines.append(kb.text("volume_unknown", lang))
-    return "\n".join(lines)
+    return _rtl_lines("\n".join(lines), lang)
 
 
 # ---------------------------------------------------------------------------------------------- own card
@@ -525,7 +538,7 @@ def render_own_card(result, lang: str, kb: Optional[Knowledge] = None) -> str:
                              price_vat=money(_vat_price(rec.price_usd_hour, advice.vat_rate), lang)))
     elif advice.multi_gpu is not None:
         lines.append(kb.text("own_card_cloud_multi", lang, count=advice.multi_gpu.count, card=advice.multi_gpu.name))
-    return "\n".join(lines)
+    return _rtl_lines("\n".join(lines), lang)
 
 
 # ---------------------------------------------------------------------------------------------- FAQ
