@@ -297,8 +297,29 @@ def _family_of(preset_id: str) -> str:
     return preset_id.split("-")[0].rstrip("0123456789.")
 
 
+_FIRST_WORD_INDEXES: Dict[int, Tuple[object, Dict[str, List[_ModelName]]]] = {}
+
+
+def _names_by_first_word(kb, names: List[_ModelName]) -> Dict[str, List[_ModelName]]:
+    """The model names by their first word, longest first (a message is scanned word by word)."""
+    cached = _FIRST_WORD_INDEXES.get(id(kb))
+    if cached is not None and cached[0] is kb:
+        return cached[1]
+    index: Dict[str, List[_ModelName]] = {}
+    for name in names:  # already longest first
+        index.setdefault(name.words[0], []).append(name)
+    _FIRST_WORD_INDEXES[id(kb)] = (kb, index)
+    return index
+
+
+_FAMILY_WORD_MAPS: Dict[int, Tuple[object, Dict[str, str]]] = {}
+
+
 def _kb_family_words(kb) -> Dict[str, str]:
     """Family words of knowledge/models.yml in other scripts ("گما" -> "gemma"), for a family named by one word."""
+    cached = _FAMILY_WORD_MAPS.get(id(kb))
+    if cached is not None and cached[0] is kb:
+        return cached[1]
     mapping: Dict[str, str] = {}
     for family_id, family in (getattr(kb, "families", None) or {}).items():
         if not family_id.isalpha():
@@ -307,6 +328,7 @@ def _kb_family_words(kb) -> Dict[str, str]:
             folded = " ".join(t.text for t in tokenize(fold(word)))
             if folded and not folded.isascii() and " " not in folded:
                 mapping[folded] = family_id
+    _FAMILY_WORD_MAPS[id(kb)] = (kb, mapping)
     return mapping
 
 
@@ -410,9 +432,10 @@ class _Parser:
         # "۲۰ بی" is "20b" in a name, as it is as a size
         texts = ["b" if t.text in _BILLION_LETTERS and k and self.tokens[k - 1].is_number else t.text
                  for k, t in enumerate(self.tokens)]
+        by_first = _names_by_first_word(self.kb, names)
         i = 0
         while i < self.n:
-            for name in names:
+            for name in by_first.get(texts[i], ()):
                 length = len(name.words)
                 if tuple(texts[i:i + length]) == name.words and self._ends_cleanly(i + length):
                     if len(name.words) == 1 and len(name.words[0]) <= 2 and self.tokens[i].glued:
