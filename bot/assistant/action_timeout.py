@@ -86,8 +86,9 @@ def _is_unavailable(error: BaseException) -> bool:
     if isinstance(error, (asyncio.TimeoutError, aiohttp.ClientConnectionError)):
         return True
     cause = error.__cause__ or error.__context__
-    if isinstance(cause, aiohttp.ClientResponseError):
-        return cause.status >= 500
+    status = getattr(cause, "status", None)  # aiohttp's or Rasa's own ClientResponseError (rasa/utils/endpoints.py)
+    if isinstance(status, int):
+        return status >= 500
     return isinstance(cause, (asyncio.TimeoutError, aiohttp.ClientConnectionError))
 
 

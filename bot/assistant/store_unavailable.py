@@ -1,7 +1,10 @@
 """A conversation-store failure (PostgreSQL down) is answered in the customer's language, not swallowed.
 
-Without this, a failing tracker store raises out of MessageProcessor.handle_message: the REST channel answers an
-empty list, socket.io and Telegram customers get nothing at all. Patched here: a database error while the turn is
+Rasa 3.6 wraps the tracker store in FailSafeTrackerStore, which answers "no such conversation" when the database
+fails: each message during an outage then starts a blank conversation (the values, the form and the language are
+gone, so a customer who types "4096" in the middle of the estimate gets "I did not understand"). Where the failure
+escapes instead, the REST channel answers an empty list and socket.io and Telegram customers get nothing at all.
+Patched here: reading the conversation lets a database error through, and a database error while the turn is
 handled is logged and answered with `utter_storage_unavailable` (domain/service.yml). The conversation's language
 cannot be read from the store that just failed, so it comes from the message: the language hint a channel sent
 (Telegram's client language, the widget's page language), else the language of the text, else Persian.
@@ -92,10 +95,31 @@ async def _answer_store_failures(_original_handle_message: Any, self: Any, messa
         return None
 
 
+def _raising_retrieve(original: Any) -> Any:
+    """FailSafeTrackerStore.retrieve that lets a database failure through instead of answering "no conversation"."""
+    async def retrieve(self: Any, sender_id: str) -> Any:
+        try:
+            return await self._tracker_store.retrieve(sender_id)
+        except Exception as error:  # noqa: BLE001 - sorted below
+            if not is_store_failure(error):
+                return await original(self, sender_id)  # Rasa's own handling for anything else
+            raise  # logged and answered by the patched handle_message
+
+    setattr(retrieve, PATCH_MARKER, True)
+    return retrieve
+
+
 def _patch(processor_module: Any) -> None:
     processor = processor_module.MessageProcessor
     if not getattr(processor.handle_message, PATCH_MARKER, False):
         processor.handle_message = _handle_message_answering_store_failures(processor.handle_message)
+    # Rasa wraps the tracker store in FailSafeTrackerStore (rasa/core/agent.py), whose retrieve answers None when the
+    # database fails: every message during an outage would start a blank conversation (values and language gone,
+    # a customer in the middle of a form gets "I did not understand"). Saving keeps Rasa's in-memory fallback.
+    from rasa.core.tracker_store import FailSafeTrackerStore
+
+    if not getattr(FailSafeTrackerStore.retrieve, PATCH_MARKER, False):
+        FailSafeTrackerStore.retrieve = _raising_retrieve(FailSafeTrackerStore.retrieve)
 
 
 def install() -> None:

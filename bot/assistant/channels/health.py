@@ -31,7 +31,9 @@ CHECK_TIMEOUT_S = 2.0
 
 def _inner_tracker_store(agent: Any) -> Any:
     store = getattr(agent, "tracker_store", None)
-    return getattr(store, "_tracker_store", store)  # Rasa 3.6 wraps it in AwaitableTrackerStore
+    while hasattr(store, "_tracker_store"):  # Rasa 3.6 wraps it in FailSafeTrackerStore and AwaitableTrackerStore
+        store = store._tracker_store
+    return store
 
 
 def _check_sql(store: Any) -> Optional[str]:
