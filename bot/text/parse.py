@@ -718,6 +718,11 @@ class _Parser:
                 before.category == "gpu" or before.label == "gpus"):
             q.unit = "gpus"  # "H100 2 tane", "A100 ۲ تا"
         q.keyword = self._keyword_before(q.first)
+        j = q.unit_end
+        if q.unit == "usd" and j is not None and j + 1 < self.n and self.tokens[j].text in self.lexicon.connectors \
+                and self.lexicon.number_words.get(self.tokens[j + 1].text) == 0.5:
+            q.value += 0.5  # "یه دلار و نیم": a dollar and a half
+            q.unit_end = j + 2
         if q.unit == "tokens":
             keywords = self._keywords_before(q.first)
             q.per_example = self._per_example_after(q.unit_end) or "avg_tokens" in keywords
