@@ -64,7 +64,7 @@ def test_budget_changed_after_an_estimate(conversation):
     c.say("Mistral 7B'yi QLoRA ile 1024 token ile eğiteceğim, bütçem 30 dolar")
     replies = c.say("bütçem aslında 100 dolar")
     text = assert_estimate(replies, TR)
-    assert "$100" in text
+    assert "100 dolar" in text
     assert tracker_slots(c)["budget_usd"] == 100
 
 

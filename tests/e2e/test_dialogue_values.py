@@ -135,3 +135,18 @@ def test_thanks_and_goodbye_inside_the_form_keep_it(conversation, lang, start, t
     assert_language(back, lang)
     assert not asks_for_model(back, lang)
     assert tracker_slots(c)["method"] == "lora"
+
+
+# ------------------------------------------------------------------------- the contract's newer values
+
+
+@pytest.mark.parametrize("lang,message", [
+    ("fa", "Qwen2.5 7B با QLoRA و ۲۰۴۸ توکن؛ ساعتی حداکثر یک و نیم دلار می‌توانیم بدهیم"),
+    ("tr", "Qwen2.5 7B, QLoRA, 2048 token; saatte en fazla 1,5 dolar ödeyebiliriz"),
+])
+def test_an_hourly_cap_answers_the_budget_question_and_reaches_the_estimate(conversation, lang, message):
+    c = conversation()
+    replies = c.say(message)
+    assert_estimate(replies, lang, mentions=["Qwen2.5 7B"])      # no total budget asked on top of the cap
+    slots = tracker_slots(c)
+    assert slots["hourly_cap"] == 1.5 and slots["budget_usd"] is None
