@@ -205,6 +205,18 @@ class Cluster:
                                 capture_output=True, text=True, timeout=120)
         return result.stdout + result.stderr
 
+    def haproxy(self, command: str) -> str:
+        """One command on HAProxy's admin socket, e.g. "set server rasa/rasa-b state maint"."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(str(self.directory / "run" / "haproxy.sock"))
+            sock.sendall(command.encode() + b"\n")
+            chunks = []
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return b"".join(chunks).decode()
+                chunks.append(chunk)
+
     def pid(self, program: str) -> int:
         return int(self.ctl("pid", program).strip())
 
@@ -244,14 +256,17 @@ class Cluster:
 
 @contextmanager
 def start_cluster(database: str = "advisor_cluster_test", env: Optional[Dict[str, str]] = None,
-                  timeout: float = 240) -> Iterator[Cluster]:
-    """Start scripts/cluster.sh on free ports with its own Redis relay, key prefix and PostgreSQL database."""
+                  timeout: float = 240, redis_relay: bool = True) -> Iterator[Cluster]:
+    """Start scripts/cluster.sh on free ports with its own key prefix and PostgreSQL database; Redis through a relay
+    the caller can cut (`redis_relay=False`: Redis directly, as a benchmark wants it)."""
     directory = Path(tempfile.mkdtemp(prefix="cluster-"))
     relay = RedisRelay()
+    if not redis_relay:
+        relay.close()
     ports = {name: free_port() for name in PORT_NAMES}
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "ADVISOR_CLUSTER_DIR": str(directory),
                 "ADVISOR_MODEL": str(MODEL_PATH), "TRACKER_DB_NAME": database, "REDIS_HOST": "127.0.0.1",
-                "REDIS_PORT": str(relay.port), "REDIS_KEY_PREFIX": f"test{uuid.uuid4().hex[:8]}",
+                "REDIS_PORT": str(relay.port if redis_relay else 6379), "REDIS_KEY_PREFIX": f"test{uuid.uuid4().hex[:8]}",
                 "RASA_TOKEN": f"tok{uuid.uuid4().hex[:12]}", "STAFF_TOKEN": f"staff{uuid.uuid4().hex[:12]}",
                 "ACTION_SERVER_TOKEN": uuid.uuid4().hex, "SOCKET_SESSION_SECRET": uuid.uuid4().hex,
                 "ADVISOR_CHART_DIR": str(directory / "charts"),
