@@ -320,16 +320,20 @@ def test_staff_reply_is_pushed_to_the_website_widget(stack: Stack, lang):
         received: List[dict] = []
         client = socketio.AsyncClient()
         client.on("bot_uttered", lambda data: received.append(data))
-        session_id = f"widget-{uuid.uuid4().hex[:10]}"
+        session: dict = {}
+        client.on("session_confirm", lambda data: session.update(data))  # the server issues {session_id, token}
         await client.connect(stack.rasa.url, transports=["polling"], socketio_path="/socket.io")
         try:
-            await client.emit("session_request", {"session_id": session_id})
-            await asyncio.sleep(0.5)
+            await client.emit("session_request", {})
+            for _ in range(50):
+                if session:
+                    break
+                await asyncio.sleep(0.1)
 
             async def say(text: str) -> List[dict]:
                 """Send a message; collect the replies until none has arrived for 1.5 s (10 s at most)."""
                 start = len(received)
-                await client.emit("user_uttered", {"message": text, "session_id": session_id})
+                await client.emit("user_uttered", {"message": text, **session})
                 seen, quiet = start, 0.0
                 for _ in range(100):
                     await asyncio.sleep(0.1)
