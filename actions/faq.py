@@ -17,6 +17,8 @@ from actions.common import conversation_language, latest_intent
 FAQ_PREFIX = "faq_"
 # FAQ topics about memory or cards, where the customer's own job changes the answer.
 JOB_TOPICS = ("vram", "13b_24gb", "methods", "lora_quality", "multi_gpu", "h100_vs_a100")
+# FAQ topics that compare two options: with a job known and two options named, the comparison for the job follows.
+COMPARISON_TOPICS = ("h100_vs_a100", "methods")
 # The answer to "which length?" the seq_len question itself recommends (utter_ask_seq_len), and QLoRA, the method
 # needing the least memory (faq_methods): the assumptions of the job line when the customer has not said them.
 ASSUMED_SEQ_LEN = 2048
@@ -52,7 +54,7 @@ def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
     from actions.dialogue_text import method_label, model_label, text
 
     slots = tracker.slots
-    if not (slots.get("model_id") or slots.get("model_size_b")):
+    if not _job_known(tracker):
         return None
     method = slots.get("method") or ASSUMED_METHOD
     seq_len = int(slots.get("seq_len") or ASSUMED_SEQ_LEN)
@@ -85,9 +87,19 @@ def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
     return line
 
 
+def _job_known(tracker: Tracker) -> bool:
+    return bool(tracker.get_slot("model_id") or tracker.get_slot("model_size_b"))
+
+
 class ActionAnswerFaq(Action):
     def name(self) -> Text:
         return "action_answer_faq"
+
+    @staticmethod
+    def _compares(tracker: Tracker) -> bool:
+        from actions.compare import requested_comparison
+
+        return requested_comparison(tracker) is not None
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
@@ -97,6 +109,13 @@ class ActionAnswerFaq(Action):
         answer = faq_answer(topic, lang) if topic else None
         if answer:
             dispatcher.utter_message(text=answer)
+            if topic in COMPARISON_TOPICS and _job_known(tracker) and self._compares(tracker):
+                # "H100 mü A100 mü, bu iş için?" with a job known: the general answer, then the two options side
+                # by side for this job (actions/compare.py) instead of the one-line memory note.
+                from actions.compare import ActionCompareOptions
+
+                await ActionCompareOptions().run(dispatcher, tracker, domain)
+                return []
             line = job_line(tracker, lang) if topic in JOB_TOPICS else None
             if line:
                 dispatcher.utter_message(text=line)

@@ -10,7 +10,7 @@ from rasa_sdk import Tracker
 from rasa_sdk.executor import CollectingDispatcher
 
 from actions.estimate import ActionEstimate, wait_for_chart
-from actions.faq import ActionAnswerFaq
+from actions.faq import ActionAnswerFaq, faq_answer
 from actions.fallback import ActionDefaultAskAffirmation, ActionDefaultFallback
 from actions.forms import ValidateEstimateForm
 from actions.language import ValidateSlotMappings
@@ -634,3 +634,14 @@ def test_a_complaint_opens_a_complaint_ticket_even_with_job_values():
                       False, None, {}, "action_listen")
     draft = build_draft(tracker)
     assert (draft.trigger, draft.category) == ("complaint", "complaint")
+
+
+async def test_an_faq_comparison_with_a_known_job_adds_the_side_by_side_for_the_job():
+    tracker = make_tracker("bu eğitimde H100 mü A100 mü daha ucuza gelir?", intent="faq_h100_vs_a100",
+                           slots={"language": "tr", "model_id": "llama-3.1-8b", "model_size_b": 8.0,
+                                  "method": "qlora", "seq_len": 2048.0})
+    dispatcher = CollectingDispatcher()
+    await ActionAnswerFaq().run(dispatcher, tracker, DOMAIN)
+    texts = [m["text"] for m in dispatcher.messages]
+    assert texts[0] == faq_answer("h100_vs_a100", "tr")
+    assert len(texts) == 2 and "H100" in texts[1] and "A100" in texts[1] and "Llama 3.1 8B" in texts[1]
