@@ -169,8 +169,10 @@ class ActionEstimate(Action):
             dispatcher.utter_message(response="utter_estimate_failed")
             return []
 
-        # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice.
-        dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False))
+        # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice; the
+        # glosses and the "approximate, test first" line only come with the first estimate of the conversation.
+        first_estimate = tracker.get_slot("estimate_summary") is None
+        dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False, first=first_estimate))
         if tracker.get_slot("model_unrecognised") and fields.get("model"):
             # A name we do not know was computed with a stand-in: say so, how it may differ, the wider range.
             from actions.model_notes import unrecognised_note
@@ -181,7 +183,6 @@ class ActionEstimate(Action):
                                       wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
         if image:
             dispatcher.utter_message(image=image)
-        first_estimate = tracker.get_slot("estimate_summary") is None
         if advice.needs_quote:
             dispatcher.utter_message(response="utter_estimate_offer_quote")
         elif first_estimate:

@@ -311,3 +311,14 @@ def test_the_closing_hint_suggests_only_changes_not_tried_yet(lang):
     tiny = render_estimate_hint(advice_for(budget_usd=2), lang)
     assert KB.text("hint_budget", lang, n="20") in tiny  # not "100" next to a 2-dollar budget
     assert KB.text("hint_method", lang, method="LoRA") in render_estimate_hint(advice_for(), lang)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_recalculation_says_only_what_changed(lang):
+    advice = advice_for(model="llama-3.1-8b", method="full")
+    first, again = render_advice(advice, lang), render_advice(advice, lang, first=False)
+    assert KB.text("test_first", lang) in first and KB.text("test_first", lang) not in again
+    assert KB.text("volume_unknown", lang) in first and KB.text("volume_unknown", lang) not in again
+    if lang != "en":  # the English method name has no gloss to drop
+        assert KB.text("method_full", lang) in first and KB.text("method_full", lang) not in again
+    assert again.split("\n")[0] == first.split("\n")[0]  # the recommendation still comes first

@@ -308,11 +308,15 @@ def _budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
     return lines
 
 
-def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_offer: bool = True) -> str:
+def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_offer: bool = True,
+                  first: bool = True) -> str:
     """The whole chat answer for one estimate: the recommendation first, then the estimate, the shortlist,
     cheaper variants, the hourly cap and what the budget buys.
 
     ``quote_offer=False`` leaves out the closing quote offer when the caller asks for it separately (with buttons).
+    ``first=False`` (a recalculation in the same conversation) leaves out what was said with the first estimate:
+    the English glosses, the "approximate, run a short test" disclaimer and the request for the data volume
+    (tr review §5.8: "give the full disclaimer once per conversation, and on recalculations send only what changed").
     """
     _check_lang(lang)
     kb = kb or load_knowledge()
@@ -327,8 +331,9 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     lines.extend(_lead(advice, lang, kb))
 
     lines.append("")
-    method = kb.text(f"method_{plan.method}", lang)
-    header_key = "header_gpus" if plan.gpus > 1 else "header"
+    method_key = f"method_{plan.method}" if first or plan.method != "full" else "method_full_short"
+    method = kb.text(method_key, lang)
+    header_key = "header_gpus" if plan.gpus > 1 else ("header" if first else "header_again")
     lines.append(kb.text(header_key, lang, model=advice.preset.display, method=method,
                          seq_len=number(plan.seq_len, lang, 0), gpus=plan.gpus))
     if advice.by_size:
@@ -379,9 +384,10 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     if volume_known:
         lines.append(kb.text("volume_line", lang, tokens=tokens(advice.volume_tokens, lang, kb)))
     lines.extend(_budget_lines(advice, lang, kb))
-    if not volume_known and advice.fitting_cards:
+    if not volume_known and advice.fitting_cards and first:
         lines.append(kb.text("volume_unknown", lang))
-    lines.append(kb.text("test_first", lang))
+    if first:
+        lines.append(kb.text("test_first", lang))
     text = "\n".join(lines)
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
