@@ -171,8 +171,10 @@ class ActionEstimate(Action):
 
         # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice; the
         # glosses and the "approximate, test first" line only come with the first estimate of the conversation.
-        first_estimate = tracker.get_slot("estimate_summary") is None
-        dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False, first=first_estimate))
+        previous = tracker.get_slot("estimate_summary")
+        first_estimate = previous is None
+        dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False, first=first_estimate,
+                                                    previous=previous))
         if tracker.get_slot("model_unrecognised") and fields.get("model"):
             # A name we do not know was computed with a stand-in: say so, how it may differ, the wider range.
             from actions.model_notes import unrecognised_note

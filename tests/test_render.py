@@ -322,3 +322,17 @@ def test_a_recalculation_says_only_what_changed(lang):
     if lang != "en":  # the English method name has no gloss to drop
         assert KB.text("method_full", lang) in first and KB.text("method_full", lang) not in again
     assert again.split("\n")[0] == first.split("\n")[0]  # the recommendation still comes first
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_recalculation_says_how_the_memory_changed_and_which_cards_dropped_out(lang):
+    from actions.estimate import estimate_summary
+
+    before = advice_for(model="qwen2.5-14b", seq_len=2048)
+    after = advice_for(model="qwen2.5-14b", seq_len=8192)
+    text = render_advice(after, lang, first=False, previous=estimate_summary(before))
+    assert KB.text("change_more", lang, before=gb(before.estimate.per_gpu_gib, lang),
+                   after=gb(after.estimate.per_gpu_gib, lang)) in text
+    assert KB.text("change_dropped", lang, names=KB.text("list_separator", lang).join(["L4", "RTX 4090"])) in text
+    same = render_advice(before, lang, first=False, previous=estimate_summary(before))
+    assert KB.text("change_less", lang, before="x", after="y").split("x")[0] not in same.split("\n")[2]

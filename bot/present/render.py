@@ -308,8 +308,31 @@ def _budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
     return lines
 
 
+def _change_lines(advice, previous: Optional[dict], lang: str, kb: Knowledge) -> List[str]:
+    """What a recalculation changed against the previous estimate (its estimate_summary): the memory, and which
+    cards dropped out or came in (fa review §3.9: "15.3 becomes 34.6 GB, and the 24 GB cards drop out")."""
+    if not isinstance(previous, dict) or not isinstance(previous.get("per_gpu_gib"), (int, float)):
+        return []
+    before, after = float(previous["per_gpu_gib"]), advice.estimate.per_gpu_gib
+    if abs(after - before) < 0.05 * max(before, after, 1e-9):
+        return []
+    lines = [kb.text("change_more" if after > before else "change_less", lang, before=gb(before, lang),
+                     after=gb(after, lang))]
+    names = {card.id: card.name for card in kb.gpus}
+    was = set(previous.get("fitting_cards") or [])
+    now = {card.card_id for card in advice.fitting_cards}
+    separator = kb.text("list_separator", lang)
+    dropped = [names[c] for c in (card.id for card in kb.gpus) if c in was - now]
+    added = [names[c] for c in (card.id for card in kb.gpus) if c in now - was]
+    if dropped:
+        lines.append(kb.text("change_dropped", lang, names=separator.join(dropped)))
+    if added:
+        lines.append(kb.text("change_added", lang, names=separator.join(added)))
+    return lines
+
+
 def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_offer: bool = True,
-                  first: bool = True) -> str:
+                  first: bool = True, previous: Optional[dict] = None) -> str:
     """The whole chat answer for one estimate: the recommendation first, then the estimate, the shortlist,
     cheaper variants, the hourly cap and what the budget buys.
 
@@ -317,6 +340,7 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     ``first=False`` (a recalculation in the same conversation) leaves out what was said with the first estimate:
     the English glosses, the "approximate, run a short test" disclaimer and the request for the data volume
     (tr review §5.8: "give the full disclaimer once per conversation, and on recalculations send only what changed").
+    ``previous``: the estimate_summary of the previous estimate; the answer then says how the memory changed.
     """
     _check_lang(lang)
     kb = kb or load_knowledge()
@@ -329,6 +353,7 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
         lines.append("")
         cap_lines = []
     lines.extend(_lead(advice, lang, kb))
+    lines.extend(_change_lines(advice, previous, lang, kb))
 
     lines.append("")
     method_key = f"method_{plan.method}" if first or plan.method != "full" else "method_full_short"
