@@ -28,6 +28,8 @@ import socketio
 import yaml
 
 from bot.staff.rasa_api import RasaClient
+from bot.tickets import TicketStore
+from bot.tickets.models import TicketDraft
 from tests.cluster import Cluster, PostgresSwitch, start_cluster
 from tests.e2e.helpers import assert_estimate, assert_language, expected_advice, joined
 from tests.fake_bot_api import FakeBotApi
@@ -338,8 +340,9 @@ def test_without_redis_each_instance_still_answers_and_health_says_so(cluster):
     assert_values_kept(cluster, who)
 
 
-def test_without_postgresql_messages_are_answered_not_failed_and_health_says_so(cluster):
+def test_without_postgresql_messages_are_answered_tickets_spooled_and_health_says_so(cluster, tmp_path):
     switch = PostgresSwitch(cluster.database)
+    store = TicketStore(f"postgresql://postgres@127.0.0.1:5432/{cluster.database}", spool_dir=tmp_path / "spool")
     who = {"fa": sender(), "tr": sender()}
     for lang in who:
         cluster.say(who[lang], TURNS[lang][0])
@@ -354,8 +357,15 @@ def test_without_postgresql_messages_are_answered_not_failed_and_health_says_so(
             assert joined(replies) == service_text("utter_storage_unavailable", lang), replies
         status, report = cluster.health()
         assert status == 200 and report["tracker_store"] == "down" and report["status"] == "degraded", report
+        # A ticket opened now (as an action server opens it: same store class, its own spool) waits in the spool.
+        ticket = store.create(TicketDraft(sender_id=who["fa"], language="fa", category="technical"))
+        assert ticket.spooled and len(store.spool) == 1
     finally:
         switch.restore()
+    assert store.try_flush_spool() == 1 and len(store.spool) == 0
+    assert store.get(ticket.id).sender_id == who["fa"]
+    store.delete([ticket.id])
+    store.close()
     deadline = time.monotonic() + 30
     while True:  # the connection pool recovers by itself
         replies = cluster.say(who["fa"], TURNS["fa"][1])
