@@ -147,6 +147,8 @@ def test_guard_leaves_messages_without_job_values_or_with_a_real_intent(router, 
     ("bu iş için LoRA mı daha ucuz QLoRA mı, Llama 3.1 8B 2048 token", "tr", "estimate", "compare_options"),
     ("RTX 4090 ile Llama 3.1 8B QLoRA ne kadar sürer?", "tr", "estimate", "estimate"),   # a catalogue card
     ("H100 mü A100 mü daha iyi?", "tr", "faq_h100_vs_a100", "faq_h100_vs_a100"),     # the general question
+    ("70B QLoRA ile H200'e sığar mı?", "tr", "own_card", "inform"),                   # a catalogue card and a job
+    ("evde bir 4090 var, sığar mı?", "tr", "own_card", "own_card"),
 ])
 def test_guard_sends_an_own_card_or_a_comparison_to_its_answer(router, text, language, intent, expected):
     message = _process(router, text, detected_language=language, intent={"name": intent, "confidence": 0.7},

@@ -149,9 +149,14 @@ class IntentGuard(GraphComponent):
         from bot.text.parse import parse_values
 
         intent = (message.get(INTENT) or {}).get("name")
-        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR:
+        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT,):
             return None
         parsed = parse_values(message.get(TEXT) or "")
+        if intent == OWN_CARD_INTENT:
+            # "32B LoRA eğitimi RTX PRO 6000'e sığar mı?": a catalogue card, no card of the customer's own - with
+            # job values it is an estimate request.
+            job = any(getattr(parsed, name, None) not in (None, False) for name in JOB_VALUE_FIELDS)
+            return JOB_VALUES_INTENT if job and not getattr(parsed, "own_gpu", None) else None
         if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
             return OWN_CARD_INTENT
         if getattr(parsed, "compare", None) and intent in COMPARE_MISTAKEN_FOR:
