@@ -106,6 +106,30 @@ def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, 
     return {}
 
 
+# The parser's fields that answer each form question.
+ANSWER_FIELDS = {"model": ("model_id", "model_size_b"), "method": ("method",), "seq_len": ("seq_len",),
+                 "budget": ("budget_usd", "budget_unlimited", "hourly_cap")}
+# Signs that a message asks something: a question mark, Turkish question particles (written apart: "yeter mi"),
+# Persian question words. A reply that only gives the asked value has none of them.
+QUESTION_MARKS = ("?", "؟")
+QUESTION_WORDS = re.compile(r"(?:^|\s)(?:m[iıuü]|m[iıuü]s[iıuü]n(?:[iı]z)?|m[iıuü]y[iıuü]m|nedir|neden|nas[iı]l|"
+                            r"hangi|ka[cç]|آیا|چقدر|چند|چیه|چیست|چطور|چرا|کدام|کدوم|میشه|می‌شود)(?=$|[^\w\u200c])")
+
+
+def is_question(text: Text) -> bool:
+    return any(mark in text for mark in QUESTION_MARKS) or bool(QUESTION_WORDS.search(text.lower()))
+
+
+def answers_requested_slot(text: Text, requested: Optional[Text]) -> bool:
+    """The message gives the value the form asked for (parsed with that expectation)."""
+    from bot.text.parse import parse_values
+
+    if requested not in ANSWER_FIELDS or not text.strip() or text.startswith("/"):
+        return False
+    parsed = parse_values(text, expected=requested)
+    return any(getattr(parsed, name, None) not in (None, False) for name in ANSWER_FIELDS[requested])
+
+
 def _first_ambiguous(ambiguous: Any) -> Optional[str]:
     if not ambiguous:
         return None
@@ -175,7 +199,11 @@ class ValidateEstimateForm(FormValidationAction):
         if intent == "deny" and requested == "budget":
             return False  # "no" to the budget question: no limit
         if is_interruption(intent):
-            return True
+            # "saatte en fazla 2 dolar" after the budget question reads like the prices FAQ to the classifier: a
+            # reply that fills the asked value and asks nothing is the answer (language reviews fa/tr §2.2).
+            text = tracker.latest_message.get("text") or ""
+            return not (intent.startswith("faq_") and answers_requested_slot(text, requested)
+                        and not is_question(text))
         return intent in ("affirm", "deny") and bool(tracker.get_slot("pending_offer"))
 
     def _answers_the_form(self, tracker: Tracker) -> bool:

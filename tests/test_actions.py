@@ -169,7 +169,7 @@ async def test_unknown_model_gets_suggestions_as_buttons():
     suggestion = next(m for m in dispatcher.messages if m.get("response") == "utter_unknown_model")
     assert suggestion["model_query"] == "llamaa"
     payloads = [b["payload"] for b in suggestion["buttons"]]
-    assert '/inform{"model_id":"llama-3.1-8b"}' in payloads
+    assert payloads and all(p.startswith('/inform{"model_id":"llama-') for p in payloads)   # Llama presets
     assert all(len(p.encode()) <= 64 and p.isascii() for p in payloads)
     assert "utter_model_not_understood" not in responses(dispatcher)
 
@@ -645,3 +645,19 @@ async def test_an_faq_comparison_with_a_known_job_adds_the_side_by_side_for_the_
     texts = [m["text"] for m in dispatcher.messages]
     assert texts[0] == faq_answer("h100_vs_a100", "tr")
     assert len(texts) == 2 and "H100" in texts[1] and "A100" in texts[1] and "Llama 3.1 8B" in texts[1]
+
+
+@pytest.mark.parametrize("text", ["saatte en fazla 2 dolar", "ساعتی حداکثر ۲ دلار"])
+async def test_a_reply_that_gives_the_asked_value_is_read_even_if_it_looks_like_an_faq(text):
+    values, dispatcher = await run_form(text, intent="faq_prices_vat",
+                                        slots={"requested_slot": "budget", "model": "8b", "model_size_b": 8.0,
+                                               "method": "qlora", "seq_len": 2048.0})
+    assert values["hourly_cap"] == 2.0 and values["budget"] == "hourly_cap"
+    assert values["requested_slot"] is None
+
+
+async def test_a_question_with_the_asked_value_in_it_is_still_answered_by_the_rules():
+    events, _ = await form_events("bu arada fiyatlara KDV dahil mi, bütçemiz 40 dolar", intent="faq_prices_vat",
+                                  slots={"requested_slot": "budget", "model": "8b", "method": "qlora",
+                                         "seq_len": 2048.0})
+    assert rejects_the_turn(events)
