@@ -65,3 +65,14 @@ def test_rendered_comparison_has_both_columns_and_a_conclusion(lang):
     assert KB.text("compare_cheaper_per_token", lang, name="LoRA") in text
     assert KB.text("compare_qlora_tradeoff", lang) in text
     assert "$" not in text
+
+
+@pytest.mark.parametrize("kind,options", [("gpu", ["h100", "tpu-v5"]), ("method", ["lora", "dpo"]),
+                                          ("model", ["8b", "405b"]), ("model", ["8b", "xyzzy"]), ("size", ["a", "b"])])
+def test_bad_options_are_input_errors_with_a_text(kind, options):
+    from bot.present.render import render_error
+
+    with pytest.raises(InputError) as info:
+        compare_options(JOB, kind, options)
+    for lang in ("fa", "tr"):
+        assert render_error(info.value, lang)

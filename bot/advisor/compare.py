@@ -66,6 +66,13 @@ def compare_options(base: Dict[str, Any], kind: str, options: Sequence[str],
     if kind not in ("method", "model", "gpu") or len(options) != 2:
         raise InputError("compare", "bad_value", f"expected two options of one kind, got {kind!r} {options!r}",
                          name="compare")
+    if kind == "gpu":
+        known = {card.id for card in kb.gpus}
+        unknown = [option for option in options if option not in known]
+        if unknown:
+            raise InputError("compare", "bad_value", f"unknown GPU {unknown[0]!r}", name=str(unknown[0]))
+    if kind == "method" and not set(options) <= {"full", "lora", "qlora"}:
+        raise InputError("compare", "bad_method", f"unknown method in {options!r}", value=", ".join(map(str, options)))
     job = {k: v for k, v in base.items() if v is not None}
     assumed: List[str] = []
     if kind != "method" and not job.get("method"):
