@@ -141,6 +141,23 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(cluster: Cluster) -> Dict[str, float]:
+    """CPU time (user + system) each process of the cluster has used so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found: Dict[str, float] = {}
+    for program in PROGRAMS:
+        try:
+            fields = Path(f"/proc/{cluster.pid(program)}/stat").read_text().rsplit(")", 1)[1].split()
+            found[program] = (int(fields[11]) + int(fields[12])) / tick
+        except (ValueError, OSError, IndexError):
+            found[program] = 0.0
+    return found
+
+
+def cpu_ms_per_turn(before: Dict[str, float], after: Dict[str, float], turns: int) -> Dict[str, float]:
+    return {name: (after[name] - before[name]) * 1000 / max(turns, 1) for name in after}
+
+
 def memory(cluster: Cluster) -> Dict[str, float]:
     found: Dict[str, float] = {}
     for program in PROGRAMS:
@@ -171,7 +188,8 @@ def fmt_load(load: Tuple[float, float, float]) -> str:
     return " / ".join(f"{x:.2f}" for x in load)
 
 
-def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, mem: Dict[str, float]) -> List[str]:
+def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, mem: Dict[str, float],
+           cpu: Dict[str, float]) -> List[str]:
     scaling = two.turns_per_s / one.turns_per_s if one.turns_per_s else float("nan")
     ok_scaling = scaling >= TARGET_SCALING
     ok_open = not open_run.errors and open_run.ms(0.95) < TARGET_P95_MS
@@ -216,8 +234,12 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
     ]
     if open_run.errors or one.errors or two.errors:
         lines += ["", "Errors: " + ", ".join(sorted(set(one.errors + two.errors + open_run.errors)))[:500]]
-    lines += ["", "## Memory after the run (VmRSS)", "", "| process | MB |", "|---|---|"]
-    lines += [f"| {name} | {value:.0f} |" for name, value in mem.items()]
+    lines += ["", "## Memory after the run (VmRSS), CPU per turn in the one-instance run", "",
+              "| process | MB | CPU ms per turn |", "|---|---|---|"]
+    lines += [f"| {name} | {value:.0f} | {cpu.get(name, 0.0):.1f} |" for name, value in mem.items()]
+    lines += ["", "PostgreSQL, Redis and the load generator use CPU besides these (not counted: shared servers). With "
+                  "2 cores, two instances can at best double the turns of one only if Rasa's share of the CPU per "
+                  "turn is close to all of it."]
     lines += ["", f"Command: `.venv/bin/python bench/bench_load.py --closed-seconds {args.closed_seconds:.0f} "
                   f"--clients {args.clients} --customers {args.customers} --open-seconds {args.open_seconds:.0f}`"]
     return lines
@@ -230,7 +252,9 @@ async def main_async(args: argparse.Namespace) -> None:
         await warm_up(cluster)
         set_second_instance(cluster, "maint")
         await asyncio.sleep(1)
+        cpu_before = cpu_seconds(cluster)
         one = await closed_loop(url, args.clients, args.closed_seconds, "closed loop, 1 instance")
+        cpu = cpu_ms_per_turn(cpu_before, cpu_seconds(cluster), one.turns)
         print(f"1 instance: {one.turns_per_s:.1f} turns/s, p95 {one.ms(0.95):.0f} ms, errors {len(one.errors)}")
         set_second_instance(cluster, "ready")
         await asyncio.sleep(3)
@@ -240,7 +264,7 @@ async def main_async(args: argparse.Namespace) -> None:
         print(f"open loop: {open_run.turns} turns, p50 {open_run.ms(0.5):.0f} ms, p95 {open_run.ms(0.95):.0f} ms, "
               f"max {max(open_run.latencies_ms, default=float('nan')):.0f} ms, errors {len(open_run.errors)}")
         mem = memory(cluster)
-    write_results(RESULTS, report(args, one, two, open_run, mem))
+    write_results(RESULTS, report(args, one, two, open_run, mem, cpu))
 
 
 def main() -> None:
