@@ -68,7 +68,8 @@ def actions_before_form_run(tracker: Tracker, form_name: str) -> List[Optional[s
 
 # Actions whose answer is re-run in the new language on a language switch (actions/repeat.py), and the actions that
 # answer nothing themselves (bookkeeping around a turn).
-ANSWER_ACTIONS = ("action_answer_faq", "action_estimate", "action_compare_options", "action_own_card")
+ANSWER_ACTIONS = ("action_answer_faq", "action_estimate", "action_compare_options", "action_own_card",
+                  "action_greet", "action_thank", "action_goodbye")  # the last three: actions/social.py
 SILENT_ACTIONS = ("action_listen", "action_validate_slot_mappings", "action_extract_slots", "action_session_start",
                   "action_deactivate_loop", "validate_estimate_form", "validate_handoff_form")
 

@@ -27,7 +27,7 @@ def _action_class(name: Text) -> Optional[type]:
     """The Action subclass registered under ``name`` (the actions package is already imported by the server)."""
     import importlib
 
-    for module in ("actions.faq", "actions.estimate", "actions.compare", "actions.own_card"):
+    for module in ("actions.faq", "actions.estimate", "actions.compare", "actions.own_card", "actions.social"):
         try:
             importlib.import_module(module)
         except ImportError:
