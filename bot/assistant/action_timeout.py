@@ -66,7 +66,10 @@ class _FailedTurns:
         return str(tracker.sender_id), getattr(latest, "message_id", None)
 
     def add(self, tracker: Any) -> None:
-        self._turns[self.key(tracker)] = None
+        key = self.key(tracker)
+        if key[1] is None:  # no user message to tie the failure to (an API call): every call waits on its own
+            return
+        self._turns[key] = None
         while len(self._turns) > self._capacity:
             self._turns.popitem(last=False)
 
