@@ -175,6 +175,15 @@ class ActionEstimate(Action):
         first_estimate = previous is None
         dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False, first=first_estimate,
                                                     previous=previous))
+        events = [SlotSet("estimate_summary", estimate_summary(advice))]
+        if tracker.get_slot("model_version_assumed"):
+            # "qwen 14b": the newest release of that size was used; said once, with the first estimate after it
+            from actions.model_notes import version_note
+
+            note = version_note(advice.preset.id, lang)
+            if note:
+                dispatcher.utter_message(text=note)
+            events.append(SlotSet("model_version_assumed", None))
         if tracker.get_slot("model_unrecognised") and fields.get("model"):
             # A name we do not know was computed with a stand-in: say so, how it may differ, the wider range.
             from actions.model_notes import unrecognised_note
@@ -190,7 +199,7 @@ class ActionEstimate(Action):
         elif first_estimate:
             # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
             dispatcher.utter_message(text=render_estimate_hint(advice, lang))
-        return [SlotSet("estimate_summary", estimate_summary(advice))]
+        return events
 
     @staticmethod
     async def _chart_url(advice: Any, fields: Dict[Text, Any], lang: Text, wait: bool) -> Optional[Text]:

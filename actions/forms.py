@@ -67,7 +67,8 @@ def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]
 
 
 # The model slots a message about the model replaces together (a new name clears a stand-in note and a config).
-MODEL_SLOTS = ("model", "model_id", "model_size_b", "model_unrecognised", "custom_arch", "custom_arch_label")
+MODEL_SLOTS = ("model", "model_id", "model_size_b", "model_unrecognised", "custom_arch", "custom_arch_label",
+               "model_version_assumed")
 
 
 def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, lang: Text) -> Dict[Text, Any]:
@@ -92,7 +93,8 @@ def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, 
         return {"failed_turns": 0.0}
     if parsed.model_id:
         return {**cleared, "model": parsed.model_id, "model_id": parsed.model_id,
-                "model_size_b": _number(parsed.model_size_b)}
+                "model_size_b": _number(parsed.model_size_b),
+                "model_version_assumed": True if parsed.model_version_assumed else None}
     if parsed.model_query:
         values = stand_in(parsed.model_query, _number(parsed.model_size_b))
         if values:
@@ -275,7 +277,8 @@ class ValidateEstimateForm(FormValidationAction):
             except UnknownModel:
                 preset = None
             if preset is not None:
-                updates.update(model=preset.id, model_id=preset.id, model_size_b=preset.size_b)
+                updates.update(model=preset.id, model_id=preset.id, model_size_b=preset.size_b,
+                               model_version_assumed=None)
         elif _number(entities.get("model_size_b")):
             size = _number(entities["model_size_b"])
             updates.update(model=f"{size:g}b", model_id=None, model_size_b=size)

@@ -31,7 +31,7 @@ def stand_in(query: Text, size_b: Optional[float], kb: Any = None) -> Optional[D
     if resolved is not None and not resolved.by_size and not resolved.unrecognised:
         preset = resolved.preset
         return {"model": preset.id, "model_id": preset.id, "model_size_b": preset.size_b,
-                "model_unrecognised": None}
+                "model_unrecognised": None, "model_version_assumed": True if resolved.version_assumed else None}
     if resolved is None or resolved.by_size:
         if not size_b:
             return None
@@ -41,6 +41,22 @@ def stand_in(query: Text, size_b: Optional[float], kb: Any = None) -> Optional[D
             return None
     return {"model": query, "model_id": resolved.preset.id, "model_size_b": resolved.preset.size_b,
             "model_unrecognised": query}
+
+
+def version_note(preset_id: Text, lang: Text, kb: Any = None) -> Optional[Text]:
+    """The line said after an estimate whose model was named by a family and a size without a version ("qwen 14b"):
+    which release was used (the newest of that size, bot.advisor.knowledge.newest_release) and that another
+    version can be named. None when the preset is unknown."""
+    from bot.advisor.knowledge import load_knowledge
+
+    kb = kb or load_knowledge()
+    try:
+        preset = kb.model(preset_id)
+    except KeyError:
+        return None
+    family = kb.families.get(preset.family)
+    return kb.text("model_version_assumed", lang, model=preset.display,
+                   family=family.display if family else preset.family)
 
 
 def unrecognised_note(query: Text, advice: Any, fields: Dict[Text, Any], lang: Text, kb: Any = None

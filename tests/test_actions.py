@@ -661,3 +661,18 @@ async def test_a_question_with_the_asked_value_in_it_is_still_answered_by_the_ru
                                   slots={"requested_slot": "budget", "model": "8b", "method": "qlora",
                                          "seq_len": 2048.0})
     assert rejects_the_turn(events)
+
+
+async def test_estimate_says_once_which_version_a_family_and_size_meant(tmp_path, monkeypatch):
+    monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
+    slots = {**ESTIMATE_SLOTS, "model_id": "qwen3-14b", "model_size_b": 14.0, "language": "tr",
+             "model_version_assumed": True}
+    dispatcher = CollectingDispatcher()
+    events = await ActionEstimate().run(dispatcher, make_tracker("qwen 14b", slots=slots), DOMAIN)
+    texts = [m.get("text") or "" for m in dispatcher.messages]
+    assert any("Qwen3 14B" in t and "en yeni Qwen" in t for t in texts)
+    assert as_dict(events)["model_version_assumed"] is None  # not repeated with the next recalculation
+    dispatcher = CollectingDispatcher()
+    await ActionEstimate().run(dispatcher, make_tracker("qwen3 14b", slots={**slots, "model_version_assumed": None}),
+                               DOMAIN)
+    assert not any("en yeni Qwen" in (m.get("text") or "") for m in dispatcher.messages)

@@ -73,9 +73,9 @@ def test_plan_file_with_preset_name(tmp_path):
         lora: {rank: 64, targets: attention}
         """), "utf-8")
     data = json.loads(run("estimate", "--plan", str(plan), "--json").stdout)
-    assert data["plan"]["model"]["name"] == "Qwen2.5 14B"
+    assert data["plan"]["model"]["name"] == "Qwen3 14B"  # no version named: the newest Qwen of that size
     assert data["plan"]["lora"] == {"rank": 64, "targets": "attention", "moe_targets": "attention_dense_shared"}
-    assert data["preset"]["id"] == "qwen2.5-14b"
+    assert data["preset"]["id"] == "qwen3-14b"
     json_plan = tmp_path / "plan.json"
     json_plan.write_text(json.dumps({"model": "llama-3.1-8b", "method": "full", "seq_len": 1024, "gpus": 2}), "utf-8")
     data = json.loads(run("estimate", "--plan", str(json_plan), "--json").stdout)
@@ -128,7 +128,7 @@ def test_bad_input_is_one_line_naming_the_field(args, field):
 
 def test_unknown_model_error_lists_closest_presets():
     line = run("estimate", "--model", "qwen 15b", "--method", "lora", "--seq-len", "2048", check_rc=2).stderr
-    assert "Qwen2.5 14B" in line
+    assert "Closest presets: Qwen3 14B" in line
 
 
 def test_error_in_the_chosen_language():

@@ -131,10 +131,10 @@ def test_representative_sizes_point_to_presets(kb):
 @pytest.mark.parametrize("query,expected", [
     ("llama3 8b", "llama-3-8b"), ("llama-3.1-8b", "llama-3.1-8b"), ("llama 8b", "llama-3.1-8b"),
     ("Llama-3.1-8B-Instruct", "llama-3.1-8b"), ("meta-llama/Llama-2-7b-hf", "llama-2-7b"),
-    ("qwen 14b", "qwen2.5-14b"), ("Qwen2.5-7B-Instruct", "qwen2.5-7b"), ("mistral-7b", "mistral-7b"),
+    ("qwen 14b", "qwen3-14b"), ("Qwen2.5-7B-Instruct", "qwen2.5-7b"), ("mistral-7b", "mistral-7b"),
     ("Mistral-7B-v0.1", "mistral-7b"), ("mistral", "mistral-7b"), ("gemma2 9b", "gemma-2-9b"),
     ("gemma-2-27b-it", "gemma-2-27b"), ("phi3 mini", "phi-3-mini"), ("Phi-3-medium-4k-instruct", "phi-3-medium"),
-    ("yi 34b", "yi-34b"), ("codellama 34b", "codellama-34b"), ("llama 70b", "llama-3.1-70b"),
+    ("yi 34b", "yi-34b"), ("codellama 34b", "codellama-34b"), ("llama 70b", "llama-3.3-70b"),
     ("LLAMA 2 13B", "llama-2-13b"), ("qwen 500m", "qwen2.5-0.5b"),
 ])
 def test_names_resolve(query, expected):
@@ -327,6 +327,62 @@ def test_wrong_shape_is_caught_by_the_params_check(knowledge_copy):
     assert error.file == "knowledge/models.yml"
     assert error.field.startswith("models.0")
     assert "does not match" in error.reason
+
+
+def test_release_dates_are_required_and_well_formed(knowledge_copy):
+    _edit(knowledge_copy / "models.yml", 'released: "2025-04"', 'released: "2025-4"')
+    error = _error(knowledge_copy)
+    assert error.file == "knowledge/models.yml" and error.field.endswith("released")
+
+
+def test_two_releases_of_one_family_and_size_in_one_month_need_days(knowledge_copy):
+    _edit(knowledge_copy / "models.yml", 'released: "2025-06-10"', 'released: "2025-06"')
+    error = _error(knowledge_copy)
+    assert "magistral-small" in error.reason and "mistral-small-3.2-24b" in error.reason
+
+
+def test_an_alias_may_not_bypass_the_newest_release(knowledge_copy):
+    # "qwen 14b" on Qwen2.5 14B would skip the rule (and the note that a version was assumed)
+    _edit(knowledge_copy / "models.yml", "aliases: [qwen2.5 14b]", "aliases: [qwen2.5 14b, qwen 14b]")
+    error = _error(knowledge_copy)
+    assert "qwen 14b" in error.reason and "qwen3-14b" in error.reason
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("qwen 14b", "qwen3-14b"), ("gemma 27b", "gemma-3-27b"), ("llama 70b", "llama-3.3-70b"), ("phi 14b", "phi-4"),
+    ("llama 8b", "llama-3.1-8b"), ("qwen 32b", "qwen3-32b"), ("phi 3.8b", "phi-4-mini"),
+    ("mistral 24b", "mistral-small-3.2-24b"), ("mistral small 24b", "mistral-small-3.2-24b"),
+    ("جما ۲۷ بی", "gemma-3-27b"), ("Qwen 14B'yi", "qwen3-14b"),
+])
+def test_family_and_size_without_a_version_is_the_newest_release(kb, query, expected):
+    resolved = resolve_model(query)
+    assert (resolved.preset.id, resolved.by_size, resolved.version_assumed) == (expected, False, True)
+    family = [p for p in kb.models if p.family == resolved.preset.family and p.size_b == resolved.preset.size_b]
+    assert all(p.released <= resolved.preset.released for p in family)
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("qwen2.5 14b", "qwen2.5-14b"), ("gemma 2 27b", "gemma-2-27b"), ("llama 3.1 70b", "llama-3.1-70b"),
+    ("phi 3 medium", "phi-3-medium"), ("qwen 7b", "qwen2.5-7b"), ("magistral 24b", "magistral-small"),
+    ("gemma 12b", "gemma-3-12b"), ("deepseek 14b", "deepseek-r1-distill-qwen-14b"),
+])
+def test_a_named_version_or_a_single_release_is_not_an_assumption(query, expected):
+    resolved = resolve_model(query)
+    assert (resolved.preset.id, resolved.version_assumed) == (expected, False)
+
+
+def test_a_bare_size_keeps_the_representative(kb):
+    resolved = resolve_model("14b")
+    assert resolved.by_size and resolved.preset.id == kb.representative_by_size[14] and not resolved.version_assumed
+
+
+def test_newest_release_is_one_rule(kb):
+    from bot.advisor.knowledge import newest_release
+
+    assert newest_release("qwen", 14, kb).preset.id == "qwen3-14b"
+    assert newest_release("qwen", 14, kb, among=["qwen2.5-14b"]).version_assumed is False
+    assert newest_release("mistral", 24, kb).preset.id == "mistral-small-3.2-24b"  # 2025-06-20 after 2025-06-10
+    assert newest_release("qwen", 13, kb) is None
 
 
 def test_representative_must_name_a_preset(knowledge_copy):

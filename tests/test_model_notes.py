@@ -96,3 +96,24 @@ def test_a_cut_off_config_is_unreadable_and_its_numbers_are_no_values():
 def test_an_unknown_variant_without_a_size_is_named_with_the_closest_presets():
     updates, said = _read("gemma 4 e2b'yi qlora ile 2048 token", "tr")
     assert "model_id" not in updates and said == ["utter_unknown_model"]
+
+
+@pytest.mark.parametrize("text, preset_id", [("qwen 14b ile LoRA", "qwen3-14b"), ("جما ۲۷ بی با لورا", "gemma-3-27b"),
+                                             ("phi 14b", "phi-4")])
+def test_a_family_and_a_size_take_the_newest_release_and_remember_the_assumption(text, preset_id):
+    updates, _ = _read(text)
+    assert updates["model_id"] == preset_id and updates["model_version_assumed"] is True
+    updates, _ = _read("qwen2.5 14b")  # a version named: nothing assumed, an earlier assumption cleared
+    assert updates["model_id"] == "qwen2.5-14b" and updates["model_version_assumed"] is None
+    assert stand_in("qwen 14b", 14.0)["model_version_assumed"] is True
+
+
+@pytest.mark.parametrize("lang, words", [("fa", ["Qwen3 14B", "جدیدترین نسخهٔ Qwen"]),
+                                         ("tr", ["Qwen3 14B", "en yeni Qwen sürümü"]),
+                                         ("en", ["Qwen3 14B", "newest Qwen"])])
+def test_the_version_note_names_the_release_and_the_family(lang, words):
+    from actions.model_notes import version_note
+
+    note = version_note("qwen3-14b", lang)
+    assert all(word in note for word in words)
+    assert version_note("no-such-preset", lang) is None

@@ -158,7 +158,8 @@ def test_lexicon_has_no_empty_or_unfoldable_entries():
 
 @pytest.mark.parametrize("text, expect", [
     ("I want to fine-tune llama 8b with QLoRA, 4k context", {"model_id": "llama-3.1-8b", "model_size_b": 8.0,
-                                                              "method": "qlora", "seq_len": 4096}),
+                                                              "method": "qlora", "seq_len": 4096,
+                                                              "model_version_assumed": True}),
     ("budget is $100", {"budget_usd": 100.0}),
     ("I have 50 dollars", {"budget_usd": 50.0}),
     ("full fine-tuning of a 7 billion parameter model on 2 GPUs", {"method": "full", "model_size_b": 7.0,
@@ -210,10 +211,10 @@ def test_a_turkish_suffix_after_a_size_is_never_the_model_yi(kb, suffix):
 
 
 def test_a_suffix_glued_to_a_family_name_keeps_the_family(kb):
-    assert parse_values("llamayı 70b olarak", kb=kb).model_id == "llama-3.1-70b"
-    assert parse_values("qwenı 14b ile", kb=kb).model_id == "qwen2.5-14b"
-    assert parse_values("لامارو ۷۰ میلیاردی", kb=kb).model_id == "llama-3.1-70b"
-    assert parse_values("کوئنو ۱۴ بی", kb=kb).model_id == "qwen2.5-14b"
+    assert parse_values("llamayı 70b olarak", kb=kb).model_id == "llama-3.3-70b"
+    assert parse_values("qwenı 14b ile", kb=kb).model_id == "qwen3-14b"
+    assert parse_values("لامارو ۷۰ میلیاردی", kb=kb).model_id == "llama-3.3-70b"
+    assert parse_values("کوئنو ۱۴ بی", kb=kb).model_id == "qwen3-14b"
     # a suffix word in front of digits glued to it is a name: "a100", not the accusative "a"
     assert parse_values("llama 8b a100 ile", kb=kb).model_id == "llama-3.1-8b"
 
@@ -229,3 +230,27 @@ def test_an_unknown_name_is_kept_and_never_becomes_a_known_preset(kb):
     for text in ("qwen 4.5 8b lora", "gemma 5 12b", "llama 4.5 70b", "olmo 7b", "smollm2 1.7b ile"):
         parsed = parse_values(text, kb=kb)
         assert parsed.model_id is None and parsed.model_query, text
+
+
+@pytest.mark.parametrize("text, expected, assumed", [
+    ("qwen 14b", "qwen3-14b", True), ("gemma 27b", "gemma-3-27b", True), ("llama 70b", "llama-3.3-70b", True),
+    ("phi 14b", "phi-4", True), ("mistral small 24b", "mistral-small-3.2-24b", True),
+    ("qwen2.5 14b", "qwen2.5-14b", None), ("Gemma 2 27B", "gemma-2-27b", None), ("llama 3.1 70b", "llama-3.1-70b", None),
+    ("qwen 7b", "qwen2.5-7b", None), ("magistral 24b", "magistral-small", None),
+])
+def test_family_and_size_follow_the_shared_resolver(text, expected, assumed, kb):
+    """The parser and bot.advisor.knowledge.resolve_model pick the same preset for a family and a size, and the
+    flag says whether a version was assumed (several releases of that size, none named)."""
+    from bot.advisor.knowledge import resolve_model
+
+    parsed = parse_values(text, kb=kb)
+    resolved = resolve_model(text, kb)
+    assert parsed.model_id == resolved.preset.id == expected
+    assert parsed.model_version_assumed is assumed
+    assert resolved.version_assumed is bool(assumed)
+
+
+def test_a_later_size_keeps_the_version_the_customer_named(kb):
+    assert parse_values("llama 3.1 8b ile başladım, 70b olsun", kb=kb).model_id == "llama-3.1-70b"
+    parsed = parse_values("llama 8b değil, 70b olsun", kb=kb)
+    assert (parsed.model_id, parsed.model_version_assumed) == ("llama-3.3-70b", True)

@@ -12,13 +12,14 @@ import re
 import string
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple, Union
 
 from pydantic import BaseModel, Field, ValidationError, root_validator, validator
 
 from bot.advisor.schema import ModelArch
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "knowledge"
+RELEASED_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$"
 LANGS = ("fa", "tr", "en")
 
 
@@ -129,6 +130,10 @@ class ModelEntry(_Strict):
     display: str
     family: str = Field(..., regex=r"^[a-z0-9][a-z0-9.-]*$")
     size_b: float = Field(..., gt=0, le=5000)
+    # When the weights were published: "YYYY-MM", or "YYYY-MM-DD" where two releases of one family and size share
+    # a month. A family and a size typed without a version mean the newest release (newest_release below).
+    released: str = Field(..., regex=RELEASED_PATTERN)
+    released_source: str
     source: str
     published_params: int = Field(..., gt=0)
     published_source: str
@@ -184,7 +189,44 @@ class ModelsFile(_Strict):
         families = sorted({m.family for m in values["models"]} - set(values["families"]))
         if families:
             raise ValueError(f"models name families missing under families: {families}")
+        _check_releases(values["models"], values["families"])
         return values
+
+
+def _check_releases(models: List[ModelEntry], families: Dict[str, FamilyEntry]) -> None:
+    """"The newest release of a family in a size" must be well defined and must not be bypassed by an alias."""
+    by_family_size: Dict[Tuple[str, float], List[ModelEntry]] = {}
+    for entry in models:
+        by_family_size.setdefault((entry.family, entry.size_b), []).append(entry)
+    for (family, size), entries in by_family_size.items():
+        for a, b in zip(*[sorted(entries, key=lambda e: release_key(e.released))[i:] for i in (0, 1)]):
+            if a.released[:7] == b.released[:7] and (len(a.released) == 7 or len(b.released) == 7
+                                                      or a.released == b.released):
+                raise ValueError(f"{a.id} and {b.id} ({family}, {size:g}B) are both released {a.released[:7]}: "
+                                 "give the days (YYYY-MM-DD) so the newest is known")
+    # family words without a digit: "qwen3 14b" names a version, "qwen 14b" does not
+    family_words = {fid: {w.lower() for w in fam.words if not any(ch.isdigit() for ch in w)}
+                    for fid, fam in families.items()}
+    for entry in models:
+        for alias in entry.aliases:
+            words = alias.lower().split()
+            if len(words) != 2 or words[0] not in family_words.get(entry.family, ()) \
+                    or not _SIZE.fullmatch(words[1]):
+                continue
+            # other releases of that size whose names also hold both words ("magistral 24b" is one release)
+            others = [e.id for e in by_family_size.get((entry.family, float(words[1][:-1])), [])
+                      if e.id != entry.id and any(set(_tokens(alias)) <= set(_tokens(name))
+                                                  for name in [e.id, e.display, *e.aliases])]
+            if others:
+                raise ValueError(f"alias {alias!r} of {entry.id}: {', '.join(others)} is the same family and "
+                                 "size; a family and a size mean the newest release (by `released`), so remove "
+                                 "the alias")
+
+
+def release_key(released: Optional[str]) -> Tuple[int, int, int]:
+    """"2025-06" -> (2025, 6, 0), "2025-06-20" -> (2025, 6, 20); unknown dates sort first."""
+    parts = [int(part) for part in (released or "0-0").split("-")]
+    return (parts + [0, 0, 0])[0], (parts + [0, 0, 0])[1], (parts + [0, 0, 0])[2]
 
 
 class GpusFile(_Strict):
@@ -258,15 +300,19 @@ class ModelPreset(_Strict):
     published_includes_vision: bool = False
     aliases: List[str]
     arch: ModelArch
+    released: Optional[str] = None  # "YYYY-MM[-DD]"; None for a custom model (a pasted config, a plan file)
 
 
 class ResolvedModel(_Strict):
     """The preset a query resolved to. ``by_size``: the user gave only a size. ``unrecognised``: the user named a
     model no preset matches and ``preset`` is a same-family stand-in (only with ``allow_substitute=True``);
-    ``differences`` then lists how the stand-in may differ (codes, see :func:`substitute_differences`)."""
+    ``differences`` then lists how the stand-in may differ (codes, see :func:`substitute_differences`).
+    ``version_assumed``: the user named a family and a size but no version, several releases match, and
+    ``preset`` is the newest of them (:func:`newest_release`); the answer says which version it assumed."""
 
     preset: ModelPreset
     by_size: bool
+    version_assumed: bool = False
     requested_size_b: Optional[float] = None
     unrecognised: Optional[str] = None
     differences: List[str] = []
@@ -346,7 +392,7 @@ def _build_presets(models_file: ModelsFile) -> List[ModelPreset]:
                                    source=entry.source, published_params=entry.published_params,
                                    published_source=entry.published_source,
                                    published_includes_vision=entry.published_includes_vision,
-                                   aliases=entry.aliases, arch=arch))
+                                   aliases=entry.aliases, arch=arch, released=entry.released))
     return presets
 
 
@@ -533,15 +579,37 @@ def _substitute(tokens: Tuple[str, ...], kb: Knowledge) -> Tuple[Optional[str], 
     if size is None:
         return family, None, None
     order = {p.id: i for i, p in enumerate(kb.models)}
-    best = min(dense, key=lambda p: (round(abs(math.log(p.size_b / size)), 3), -order[p.id]))
+    best = min(dense, key=lambda p: (round(abs(math.log(p.size_b / size)), 3),
+                                     tuple(-k for k in release_key(p.released)), -order[p.id]))
     return family, best.id, size
+
+
+def newest_release(family: str, size_b: float, kb: Knowledge, among: Optional[Iterable[str]] = None
+                   ) -> Optional[ResolvedModel]:
+    """What a family and a size typed without a version mean ("qwen 14b", "llama 70b", "phi 14b"): the newest
+    release of ``family`` in size ``size_b`` by ``released`` in knowledge/models.yml, only among the preset ids
+    ``among`` when given (the presets whose names hold every word typed: "mistral small 24b" is not Magistral).
+
+    ``version_assumed`` is True when several releases matched, so the answer names the version it took. The
+    shared resolver and the chat parser (bot.text.parse) both decide with this function. None when no preset of
+    that family has that size (a bare size goes to ``representative_by_size`` instead).
+    """
+    allowed = None if among is None else set(among)
+    releases = [p for p in kb.models if p.family == family and p.size_b == size_b
+                and (allowed is None or p.id in allowed)]
+    if not releases:
+        return None
+    newest = max(releases, key=lambda p: release_key(p.released))
+    return ResolvedModel(preset=newest, by_size=False, version_assumed=len(releases) > 1)
 
 
 def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None, *,
                   allow_substitute: bool = False) -> ResolvedModel:
     """Find the preset a user means: a preset id, a name or alias as people type it, or a bare size in billions.
 
-    A bare size maps to the representative preset of the nearest listed size (``by_size=True``). A name that
+    A bare size maps to the representative preset of the nearest listed size (``by_size=True``). A family and a
+    size without a version ("qwen 14b") map to the newest release of that family in that size
+    (:func:`newest_release`, ``version_assumed`` when there are several). A name that
     matches no preset raises :class:`UnknownModel`; when it names a known family and a size, the error carries the
     same-family stand-in (``substitute``) and how it may differ (``differences``), and with
     ``allow_substitute=True`` that stand-in is returned instead (``unrecognised`` = the name, ``by_size=False``:
@@ -571,6 +639,11 @@ def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None,
         return ResolvedModel(preset=kb.model(candidates[0]), by_size=False)
     size = _size_token(tokens)
     if candidates and size is not None:
+        # A family and a size without a version: the newest release of that family in that size.
+        family = family_of(tokens, kb)
+        newest = newest_release(family, size, kb, among=candidates) if family else None
+        if newest is not None:
+            return newest
         representative = kb.representative_by_size.get(size)
         if representative in candidates:
             return ResolvedModel(preset=kb.model(representative), by_size=False)
@@ -582,7 +655,10 @@ def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None,
         preset = kb.model(substitute)
         return ResolvedModel(preset=preset, by_size=False, requested_size_b=requested, unrecognised=text,
                              differences=substitute_differences(preset, kb))
-    raise UnknownModel(query, candidates[:5] or _closest(text, kb), family=family, substitute=substitute,
+    suggestions = candidates[:5] or _closest(text, kb)
+    if substitute is not None:  # "qwen 15b": the family's newest release of the nearest size comes first
+        suggestions = [substitute] + [pid for pid in suggestions if pid != substitute][:2]
+    raise UnknownModel(query, suggestions, family=family, substitute=substitute,
                        requested_size_b=requested,
                        differences=substitute_differences(kb.model(substitute), kb) if substitute else [])
 

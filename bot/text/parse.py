@@ -99,6 +99,9 @@ class ParsedValues(BaseModel):
     # never replaced silently by a preset (the form asks resolve_model for a same-family stand-in and says so).
     model_query: Optional[str] = None
     model_family: Optional[str] = None
+    # A family and a size without a version ("qwen 14b"): model_id is the newest release of that family in that
+    # size and several releases match, so the answer says which version it assumed (None otherwise).
+    model_version_assumed: Optional[bool] = None
     ambiguous: List[str] = []
 
     def found(self) -> Dict[str, object]:
@@ -292,6 +295,13 @@ def _version_matches(preset_id: str, family: str, version: str) -> bool:
         or (rest.startswith(version) and not rest[len(version):len(version) + 1].isdigit())
 
 
+def _version_of(preset_id: str) -> Optional[str]:
+    """The version in a preset id: "llama-3.1-8b" -> "3.1", "qwen2.5-7b" -> "2.5", "mistral-7b" -> None."""
+    rest = preset_id[len(_family_of(preset_id)):].lstrip("-")
+    head = rest.split("-")[0]
+    return head if re.fullmatch(r"\d+(?:\.\d+)?", head) else None
+
+
 def _family_of(preset_id: str) -> str:
     """The family word of a preset id: "llama-3.1-8b" -> "llama", "qwen2.5-7b" -> "qwen"."""
     return preset_id.split("-")[0].rstrip("0123456789.")
@@ -422,6 +432,8 @@ class _Parser:
         self.family_at: Dict[str, int] = {}  # where each such family word stands
         self.name_hits: List[Tuple[int, int, str]] = []  # (first, end token, preset id) of every model name found
         self.sizes: List[Tuple[int, int, float]] = []  # (first, end token, billions) of every explicit size
+        self.version_assumed: Dict[str, bool] = {}  # preset id -> chosen as the newest release without a version
+        self.versionless: set = set()  # preset ids named by a family and a size only ("llama 8b", "qwen 7b")
 
     # -- model names --------------------------------------------------------------------------------------
 
@@ -452,6 +464,8 @@ class _Parser:
                         break
                     self.result["model_id"] = name.preset_id
                     self.result["model_size_b"] = name.size_b
+                    if len(name.words) == 3 and name.words[2] == "b" and self.tokens[i + 1].is_number:
+                        self.versionless.add(name.preset_id)  # "qwen 7b": an alias without a version
                     self.model_at = i
                     self.name_hits.append((i, i + length, name.preset_id))
                     for k in range(i, i + length):
@@ -465,6 +479,20 @@ class _Parser:
             if token.text not in family_words or self.consumed[k]:
                 continue
             version = None
+            if k + 1 < self.n and self.tokens[k + 1].is_number and self._is_size_multiplier(k + 2):
+                # "llama 8b", "qwen 14B'yi": a family and a size read as one name (the newest release of that size)
+                number = parse_number(self.tokens[k + 1].text)[0]
+                preset = self._preset_for(token.text, number)
+                if preset:
+                    end = k + 2 + self.lexicon.multipliers.longest_at(self.tokens, k + 2)[0]
+                    if "model_id" not in self.result:
+                        self.result["model_id"], self.result["model_size_b"] = preset, float(number)
+                        self.model_at = k
+                    self.versionless.add(preset)
+                    self.name_hits.append((k, end, preset))
+                    for j in range(k, end):
+                        self.consumed[j] = True
+                    continue
             if k + 1 < self.n and self.tokens[k + 1].is_number and not self._is_size_multiplier(k + 2):
                 number = parse_number(self.tokens[k + 1].text)[0]
                 preset = self._preset_for(token.text, number) if number >= MIN_BARE_FAMILY_SIZE_B else None
@@ -472,6 +500,7 @@ class _Parser:
                 if preset and "model_id" not in self.result:
                     # "llama 8", "qwen 14": the size of a preset of that family, written without the B
                     self.result["model_id"], self.result["model_size_b"] = preset, number
+                    self.versionless.add(preset)
                     self.model_at = k
                     continue
                 version = self.tokens[k + 1].text  # "llama 3.1 ...", "qwen2.5 ...": a version, not a value
@@ -513,6 +542,16 @@ class _Parser:
                     return name.preset_id
         candidates = [pid for pid, size in sizes.items() if size == size_b and pid.startswith(family)
                       and (version is None or pid[len(family):].lstrip("-").startswith(version))]
+        kb_families = {self.kb.model(pid).family for pid in candidates}
+        if len(kb_families) == 1:
+            # no (full) version typed: the newest release of that family in that size, the same rule as
+            # bot.advisor.knowledge.resolve_model; the answer says which version it assumed
+            from bot.advisor.knowledge import newest_release
+
+            newest = newest_release(kb_families.pop(), size_b, self.kb, among=candidates)
+            if newest is not None:
+                self.version_assumed[newest.preset.id] = newest.version_assumed
+                return newest.preset.id
         if representative.get(size_b) in candidates:
             return representative[size_b]
         if candidates:
@@ -899,6 +938,8 @@ class _Parser:
             self.result["budget_unlimited"] = True
         self._read_vat_and_period()
         self._find_comparison()
+        if self.version_assumed.get(self.result.get("model_id")):
+            self.result["model_version_assumed"] = True
         values = {k: self._typed(k, v) for k, v in self.result.items()}
         return ParsedValues(ambiguous=self.ambiguous, **values)
 
@@ -958,9 +999,12 @@ class _Parser:
         for start, end, pid in self.name_hits:
             options["model"].append((start, end, pid))
         family = _family_of(self.name_hits[0][2]) if self.name_hits else None
+        version = self._typed_version(self.name_hits[0][2]) if self.name_hits else None
         for start, end, size in self.sizes:
-            # "qwen2.5 7b mi 14b mi": the second size is of the named family when it has a preset of that size
-            preset = self._preset_for(family, size) if family else None
+            # "qwen2.5 7b mi 14b mi": the second size is of the named family and version when it has a preset of
+            # that size, "qwen 7b mi 14b mi" the newest release of that size
+            preset = (self._preset_for(family, size, version) or (self._preset_for(family, size) if version is None
+                                                                    else None)) if family else None
             options["model"].append((start, end, preset or f"{size:g}b"))
         has_compare_word = any(self.lexicon.compare_words.any_at(self.tokens, k) for k in range(self.n))
         for kind in ("method", "gpu", "model"):
@@ -1027,9 +1071,14 @@ class _Parser:
             return
         _, sizes, _ = _model_index(self.kb)
         if sizes.get(model_id) != size and self.model_at is not None and position > self.model_at:
-            self.result["model_id"] = self._preset_for(_family_of(model_id), size)
+            # "llama 3.1 8b ... 70b olsun": the same version in the new size
+            self.result["model_id"] = self._preset_for(_family_of(model_id), size, self._typed_version(model_id))
             if self.result["model_id"] is None:
                 del self.result["model_id"]
+
+    def _typed_version(self, preset_id: str) -> Optional[str]:
+        """The version the customer wrote for a preset they named ("llama 3.1 8b" -> "3.1"), None for "llama 8b"."""
+        return None if preset_id in self.versionless else _version_of(preset_id)
 
     def _note_unknown_name(self, size_at: int) -> None:
         """A size written after a name we do not know ("qwen4 8b", "olmo 7b", "llama 5 70b"): keep the name as typed

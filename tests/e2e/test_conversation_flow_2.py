@@ -187,7 +187,7 @@ def test_job_values_in_a_finglish_greeting_reach_the_form(conversation):
 @pytest.mark.parametrize("lang,text,values", [
     # The classifier reads both as greetings (greet 0.6); IntentGuard sends the values to the form.
     ("fa", "سلام، llama 8b با qlora", {"model_id": "llama-3.1-8b", "method": "qlora"}),
-    ("tr", "selam qwen 14b lora", {"model_id": "qwen2.5-14b", "method": "lora"}),
+    ("tr", "selam qwen 14b lora", {"model_id": "qwen3-14b", "method": "lora"}),
 ])
 def test_job_values_in_a_short_greeting_reach_the_form(conversation, lang, text, values):
     c = conversation()

@@ -146,9 +146,10 @@ def test_e_invoice(conversation):
 def test_full_fine_tuning_of_70b_needs_several_gpus_and_offers_a_quote(conversation):
     c = conversation()
     replies = c.say("میخوام لاما ۷۰ میلیارد رو کامل آموزش بدم، تمام پارامترها، طول ۴۰۹۶، محدودیت بودجه ندارم")
-    advice = expected_advice(model="llama-3.1-70b", method="full", seq_len=4096, budget_unlimited=True)
+    # "لاما ۷۰ میلیارد" names no version: the newest Llama of that size, and the answer says which one it took
+    advice = expected_advice(model="llama-3.3-70b", method="full", seq_len=4096, budget_unlimited=True)
     assert advice.needs_quote and advice.multi_gpu is not None
-    text = assert_estimate(replies, FA)
+    text = assert_estimate(replies, FA, mentions=["Llama 3.3 70B", "جدیدترین نسخهٔ Llama"])
     assert advice.multi_gpu.name in text and str(advice.multi_gpu.count) in text
     assert {"/request_quote", "/request_human"} <= set(payloads(replies))
     assert tracker_slots(c)["estimate_summary"]["needs_quote"] is True

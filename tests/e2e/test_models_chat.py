@@ -191,12 +191,37 @@ def test_an_unknown_model_is_named_never_taken_for_a_size(conversation, lang, me
 # ------------------------------------------------------------------------- suffixes and particles
 
 
+# ------------------------------------------------------------------------- a family and a size, no version
+
+
+@pytest.mark.parametrize("lang,message,preset_id,note", [
+    ("tr", "qwen 14b'yi LoRA ile 2048 token eğitmek istiyorum, bütçe 60 dolar", "qwen3-14b", "en yeni Qwen sürümü"),
+    ("tr", "phi 14b QLoRA 2048 token, 40 dolar", "phi-4", "en yeni Phi sürümü"),
+    ("fa", "جما ۲۷ بی رو با کیولورا و ۲۰۴۸ توکن، بودجه ۸۰ دلار", "gemma-3-27b", "جدیدترین نسخهٔ Gemma"),
+])
+def test_a_family_and_a_size_mean_the_newest_release_and_the_answer_says_so(conversation, lang, message, preset_id,
+                                                                             note):
+    c = conversation()
+    text = assert_estimate(c.say(message), lang, mentions=[load_knowledge().model(preset_id).display, note])
+    slots = tracker_slots(c)
+    assert slots["model_id"] == preset_id and slots["model_version_assumed"] is None  # said once, then cleared
+    again = joined(c.say("4096 token" if lang == "tr" else "با ۴۰۹۶ توکن چی؟"))
+    assert note not in again and load_knowledge().model(preset_id).display in again
+
+
+def test_a_named_version_is_taken_as_named_without_a_note(conversation):
+    c = conversation()
+    text = assert_estimate(c.say("Qwen2.5 14B'yi LoRA ile 2048 token eğitmek istiyorum, bütçe 60 dolar"), "tr",
+                           mentions=["Qwen2.5 14B"])
+    assert "en yeni" not in text and tracker_slots(c)["model_id"] == "qwen2.5-14b"
+
+
 @pytest.mark.parametrize("lang,message,preset_id", [
     ("tr", "mistral 7b yi qlora ile 2048 token eğitmek istiyorum, bütçe 30 dolar", "mistral-7b"),
     ("tr", "qwen3 8b yi lora ile 4096 token, 40 dolar", "qwen3-8b"),
     ("tr", "llamayı 8 milyar olarak qlora ile 2048 token, 25 dolar", "llama-3.1-8b"),
     ("fa", "لامارو ۸ میلیاردی با کیولورا و ۲۰۴۸ توکن، بودجه ۳۰ دلار", "llama-3.1-8b"),
-    ("fa", "کوئنو ۱۴ بی با لورا آموزش بدیم، ۲۰۴۸ توکن، ۶۰ دلار", "qwen2.5-14b"),
+    ("fa", "کوئنو ۱۴ بی با لورا آموزش بدیم، ۲۰۴۸ توکن، ۶۰ دلار", "qwen3-14b"),
 ])
 def test_case_suffixes_and_particles_never_change_the_model(conversation, lang, message, preset_id):
     c = conversation()
