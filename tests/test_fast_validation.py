@@ -1,4 +1,6 @@
-"""Action-server responses are still validated after bot.assistant.fast_validation builds the validator once.
+"""Rasa patches for speed (issue 10) keep Rasa's behaviour: action-server responses are still validated after
+bot.assistant.fast_validation builds the validator once; event classes come from a table (fast_events); calls to
+the action server reuse their connection (action_keepalive).
 
 The unit tests run Rasa's real RemoteAction.run against a small HTTP action server that answers with a chosen
 JSON body; the end-to-end test starts `rasa run` with the trained model against such a server and reads its log.
@@ -12,7 +14,7 @@ import threading
 import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any, Iterator, List, Optional
 
 import jsonschema
 import pytest
@@ -44,11 +46,16 @@ MALFORMED = {
 
 
 @contextmanager
-def action_server_answering(body: Any) -> Iterator[str]:
-    """An action server on a free port that answers every POST with `body` (JSON); yields its webhook URL."""
+def action_server_answering(body: Any, clients: Optional[List[Any]] = None) -> Iterator[str]:
+    """An HTTP/1.1 action server on a free port that answers every POST with `body` (JSON) and notes each
+    request's client address in `clients`; yields its webhook URL."""
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self) -> None:  # noqa: N802 (http.server API)
+            if clients is not None:
+                clients.append(self.client_address)
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             payload = json.dumps(body).encode()
             self.send_response(200)
@@ -155,3 +162,19 @@ def test_event_classes_by_name_are_the_ones_rasa_finds():
         events.Event.resolve_by_type("no_such_event")
     assert events.deserialise_events([{"event": "slot", "name": "language", "value": "tr"}]) == [
         events.SlotSet("language", "tr")]
+
+
+async def test_action_server_calls_reuse_one_connection():
+    """bot.assistant.action_keepalive: three custom-action calls of one endpoint, one TCP connection."""
+    from bot.assistant import action_keepalive
+
+    assert action_keepalive.is_installed()
+    clients: List[Any] = []
+    domain = Domain.empty()
+    with action_server_answering(VALID, clients) as url:
+        action = RemoteAction("action_under_test", EndpointConfig(url))
+        for _ in range(3):
+            events = await action.run(CollectingOutputChannel(), TemplatedNaturalLanguageGenerator(domain.responses),
+                                      DialogueStateTracker("tester", slots=[]), domain)
+            assert SlotSet("language", "tr") in events
+    assert len(clients) == 3 and len(set(clients)) == 1
