@@ -370,9 +370,16 @@ def test_gpt_oss_bf16_dequantized_weights_must_fit_the_loading_gpu():
     e = est(plan("qlora", model=oss))
     assert e.load_peak_gib == pytest.approx(oss.params * 2 / GIB + 0.5, rel=0.01)
     assert e.per_gpu_gib >= e.load_peak_gib
+    # DDP and ZeRO-2 replicate the weights: every GPU dequantizes the whole bf16 model
+    replicated = est(sharded_plan(plan("lora", model=oss), 4, "zero2"))
+    assert replicated.load_peak_gib == pytest.approx(e.load_peak_gib, rel=0.001)
+    assert replicated.per_gpu_gib >= replicated.load_peak_gib > 38
+    # FSDP / ZeRO-3 load sharded (transformers' mxfp4 dequantize per layer, to that layer's device): a quarter of
+    # the bf16 model per GPU plus the layer being converted
     sharded = est(sharded_plan(plan("lora", model=oss), 4, "fsdp"))
-    assert sharded.per_gpu_gib >= sharded.load_peak_gib > 38        # every GPU loads the bf16 model once
-    assert "dequantized_load_peak" in sharded.assumptions
+    layer = max(oss.params * 2 / GIB / 4, 0) + 0.5
+    assert layer < sharded.load_peak_gib < layer + 3
+    assert "dequantized_load_sharded" in sharded.assumptions
     native = oss.copy(update={"moe": oss.moe.copy(update={"dequantize_for_training": False})})
     kept = est(plan("qlora", model=native))
     assert kept.load_peak_gib is None and kept.per_gpu_gib < 20 and "mxfp4_experts_kept" in kept.assumptions
@@ -428,3 +435,23 @@ def test_default_plan_takes_the_moe_options():
     assert default_plan(moe, "lora", 2048).lora.moe_targets == "attention_dense_shared"
     with pytest.raises(ValueError):
         default_plan(moe, "lora", 2048, moe_targets="some experts")
+
+
+def test_gpt_oss_120b_lora_is_planned_on_several_80_gb_cards():
+    """The dequantized bf16 load (~218 GiB) is per GPU only without sharding: ZeRO-3 over 8 cards loads ~1/8 each."""
+    from bot.advisor.advice import AdviceRequest, advise
+
+    oss = preset("gpt-oss-120b")
+    single = est(plan("lora", model=oss))
+    assert single.per_gpu_gib >= single.load_peak_gib > 200            # one GPU holds the whole bf16 model
+    eight = est(sharded_plan(plan("lora", model=oss), 8, "zero3"))
+    assert eight.load_peak_gib < 40 and eight.per_gpu_gib < 75
+    advice = advise(AdviceRequest(model="gpt-oss-120b", method="lora", seq_len=2048))
+    assert advice.multi_gpu is not None and advice.multi_gpu.count <= 8
+    assert advice.multi_gpu.usable_gib >= advice.multi_gpu.per_gpu_gib
+    assert 75 <= advice.multi_gpu.usable_gib <= 100                    # an 80 GB-class card is enough
+    # gpt-oss-20b LoRA on one card: that card holds the whole dequantized bf16 model (~39 GiB, ~42 GB)
+    small = advise(AdviceRequest(model="gpt-oss-20b", method="lora", seq_len=2048))
+    bf16_gib = preset("gpt-oss-20b").params * 2 / GIB
+    assert small.fitting_cards and all(fit.usable_gib > bf16_gib for fit in small.fitting_cards)
+    assert small.estimate.load_peak_gib == pytest.approx(bf16_gib + 0.5, rel=0.01)

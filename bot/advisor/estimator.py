@@ -84,7 +84,8 @@ Assumption codes (``MemoryEstimate.assumptions``; rendered to text from ``knowle
                                   alternatives_gib has the bf16 figure
     mxfp4_dequantized_bf16        MXFP4 experts (gpt-oss) are dequantized to bf16 for training
     mxfp4_experts_kept            MXFP4 experts kept at 4.25 bit (frameworks with native MXFP4 kernels)
-    dequantized_load_peak         loading (bf16 dequantization on one GPU) sets the peak, not training
+    dequantized_load_peak         loading (bf16 dequantization) sets the peak, not training
+    dequantized_load_sharded      FSDP/ZeRO-3 load: each GPU holds its share of the bf16 model plus one layer
 """
 from __future__ import annotations
 
@@ -669,12 +670,22 @@ def _estimate(plan: TrainingPlan) -> MemoryEstimate:
                   + gradients + fsdp_mixed_grad_pitfall)
     high = high_alloc * (1 + ALLOCATOR_RESERVE_FRACTION_HIGH) + context
 
-    # MXFP4 checkpoints (gpt-oss): Hugging Face trainers dequantize the experts to bf16 on the GPU that loads the
-    # model, before any sharding or 4-bit quantization (models-2026.md §2.1; hiyouga/LlamaFactory#8872: ~50 GB on
-    # an A100 for gpt-oss-20b, OOM on 24 GB cards), so every GPU of the plan must hold the bf16 model once.
+    # MXFP4 checkpoints (gpt-oss): Hugging Face trainers load with Mxfp4Config(dequantize=True) (OpenAI cookbook
+    # "Fine-tuning with gpt-oss and Hugging Face Transformers"), and transformers' integrations/mxfp4.py
+    # `dequantize` turns each expert projection to bf16 as it is loaded and moves it to the device that holds that
+    # layer (`.to(target_device)`). One GPU, DDP or ZeRO-2 (weights replicated) must therefore hold the whole bf16
+    # model once (hiyouga/LlamaFactory#8872: ~50 GB on an A100 for gpt-oss-20b, OOM on 24 GB cards). A sharded
+    # load - FSDP / ZeRO-3 (huggingface/gpt-oss-recipes trains gpt-oss on 8 GPUs with configs/zero3.yaml), or a
+    # device_map over the GPUs - leaves each GPU its share of the dequantized weights plus the layer being
+    # converted and partitioned (the largest block in bf16).
     load_peak = None
     if m.moe is not None and m.moe.expert_dtype == "mxfp4" and (m.moe.dequantize_for_training or full):
-        load_peak = (m.params + m.vision_params) * BF16_BYTES + context
+        dequantized = (m.params + m.vision_params) * BF16_BYTES
+        if shards_params:
+            load_peak = dequantized / n + s.layer_params * BF16_BYTES + context
+            codes.append("dequantized_load_sharded")
+        else:
+            load_peak = dequantized + context
         if load_peak > total:
             components["weights"] += load_peak - total
             total = load_peak
