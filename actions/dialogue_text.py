@@ -60,6 +60,8 @@ def model_label(slots: Mapping[str, Any], lang: str) -> Optional[str]:
 
     if slots.get("custom_arch_label"):
         return str(slots["custom_arch_label"])
+    if slots.get("model_unrecognised"):
+        return str(slots["model_unrecognised"])  # the name as typed; the estimate says which stand-in it uses
     if slots.get("model_id"):
         try:
             return load_knowledge().model(str(slots["model_id"])).display

@@ -38,9 +38,7 @@ from actions.common import (DEFAULT_LANGUAGE, LANGUAGES, UNCERTAIN_INTENTS, late
 # estimate form a not-understood message is read by the form too (a hint and the question again).
 FORM_READS = ("inform", "estimate", "dont_know", "affirm", "deny", "restart")
 FORM_READS_IN_FORM = ("nlu_fallback",)
-JOB_SLOTS = ("model", "model_id", "model_size_b", "method", "seq_len", "budget", "budget_usd", "budget_unlimited",
-             "examples", "avg_tokens", "total_tokens", "epochs", "gpus", "hourly_cap", "hourly_cap_vat",
-             "budget_period", "own_gpu", "custom_arch", "custom_arch_label")
+NOT_JOB_SLOTS = ("failed_turns", "requested_slot")
 # Names of the two languages as customers write them in a request to switch ("Farsça", "ترکی", "in Turkish").
 # The request is often written in the old language, so the language named wins over the language detected.
 LANGUAGE_NAMES = {
@@ -88,9 +86,9 @@ def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
         return {}
     # The form's own reader, with its notes (ambiguity, currency) left unsaid: the rule's answer comes first.
     updates = ValidateEstimateForm._from_text(Silent(), text, None)
-    updates.pop("failed_turns", None)
     updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
-    return {name: value for name, value in updates.items() if name in JOB_SLOTS}
+    # Every slot the form's reader fills (model notes such as model_unrecognised included), not its bookkeeping.
+    return {name: value for name, value in updates.items() if name not in NOT_JOB_SLOTS}
 
 # Bot responses that end in a yes/no offer, and what a "yes" to them asks for (domain/responses_*.yml).
 OFFERS: Dict[Text, Text] = {
