@@ -37,6 +37,9 @@ DONT_KNOW_VALUES: Dict[Text, Dict[Text, Any]] = {
 }
 DONT_KNOW_RESPONSES = {"seq_len": "utter_assumed_seq_len", "method": "utter_assumed_qlora",
                        "budget": "utter_assumed_no_budget", "model": "utter_model_dont_know"}
+# Interruptions answered in a line ("thanks", "hello"; a language switch says what is noted itself): the form's
+# question follows without a "Noted: ..." summary unless the message brought new values.
+SHORT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "switch_language")
 # Telegram callback_data holds at most 64 bytes (notes §0.6).
 MAX_PAYLOAD_BYTES = 64
 
@@ -158,9 +161,12 @@ class ValidateEstimateForm(FormValidationAction):
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
-        if next_slot and (updates or not answers) and self._new_values_this_turn(tracker, updates):
+        new_values = bool(updates or not answers) and self._new_values_this_turn(tracker, updates)
+        resumed = not answers and latest_intent(tracker) not in SHORT_INTERRUPTIONS
+        if next_slot and (new_values or resumed):
             # "Noted: Llama 3.1 8B, QLoRA, 25 dollars budget. Only the sequence length is missing." - the values
-            # given in this message (or during the interruption just answered) are confirmed before the question.
+            # given in this message (or during the interruption just answered) are confirmed before the question;
+            # after an answered question (an FAQ, a comparison) the form says where it stands before asking again.
             from actions.dialogue_text import noted_message
 
             message = noted_message(slots, conversation_language(tracker))

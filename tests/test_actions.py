@@ -676,3 +676,18 @@ async def test_estimate_says_once_which_version_a_family_and_size_meant(tmp_path
     await ActionEstimate().run(dispatcher, make_tracker("qwen3 14b", slots={**slots, "model_version_assumed": None}),
                                DOMAIN)
     assert not any("en yeni Qwen" in (m.get("text") or "") for m in dispatcher.messages)
+
+
+async def test_after_an_faq_without_values_the_form_says_where_it_stands():
+    slots = {"language": "fa", "requested_slot": "seq_len", "model": "llama-3.1-8b", "model_id": "llama-3.1-8b",
+             "method": "qlora"}
+    tracker = make_tracker("چک‌پوینت‌ها کجا ذخیره میشن؟", intent="faq_checkpoints", active_loop="estimate_form",
+                           slots=slots, last_action="action_answer_faq")
+    dispatcher = CollectingDispatcher()
+    await ValidateEstimateForm().run(dispatcher, tracker, DOMAIN)
+    assert "Llama 3.1 8B" in dispatcher.messages[0]["text"] and "طول توالی" in dispatcher.messages[0]["text"]
+    thanked = make_tracker("ممنون", intent="thank", active_loop="estimate_form", slots=slots,
+                           last_action="action_thank")
+    dispatcher = CollectingDispatcher()
+    await ValidateEstimateForm().run(dispatcher, thanked, DOMAIN)
+    assert dispatcher.messages == []          # a thank-you: only the question follows
