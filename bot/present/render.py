@@ -193,6 +193,8 @@ def _lead(advice, lang: str, kb: Knowledge) -> List[str]:
     if card.status == "tight" and choice.reason not in ("cheapest_tight", "tight_under_cap"):
         lines.append(kb.text("rec_tight_note", lang))
     faster = choice.faster
+    if advice.budget is not None and advice.budget.tiny:
+        faster = None  # a dearer, faster card is no advice for a budget that buys minutes
     if faster is not None:
         if choice.reason == "lowest_per_token":
             lines.append(kb.text("faster_unlimited", lang, name=faster.name, price=money(faster.price_usd_hour, lang),
@@ -352,8 +354,14 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
         lines.extend(cap_lines)  # the customer's constraint first: nothing under it holds the job
         lines.append("")
         cap_lines = []
+    # Two chat bubbles (the channels split a text at blank lines; the reviews found four per estimate too many):
+    # the answer - the card to rent, what changed, what the budget buys - then the details behind it.
     lines.extend(_lead(advice, lang, kb))
     lines.extend(_change_lines(advice, previous, lang, kb))
+    volume_known = advice.volume_tokens is not None
+    if volume_known:
+        lines.append(kb.text("volume_line", lang, tokens=tokens(advice.volume_tokens, lang, kb)))
+    lines.extend(_budget_lines(advice, lang, kb))
 
     lines.append("")
     method_key = f"method_{plan.method}" if first or plan.method != "full" else "method_full_short"
@@ -380,10 +388,8 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     if advice.pure_bf16_estimate is not None:
         lines.append(kb.text("full_bf16_note", lang, bf16=gb(advice.pure_bf16_estimate.per_gpu_gib, lang)))
 
-    volume_known = advice.volume_tokens is not None
     shortlist = advice.shortlist[:TOP_CARDS]
     if shortlist:
-        lines.append("")
         lines.append(kb.text("cards_header_one" if len(shortlist) == 1 else "cards_header", lang))
         for rank, card in enumerate(shortlist, start=1):
             lines.append(_card_line(rank, card, gpus[card.card_id], lang, kb, volume_known))
@@ -399,16 +405,10 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
             lines.append(kb.text("dominated_cards", lang, names=names_list(dominated, lang, kb)))
     lines.extend(cap_lines)
     if advice.alternatives:
-        lines.append("")
         lines.append(kb.text("alternatives_header", lang))
         lines.extend(_alternative_line(alt, advice, lang, kb) for alt in advice.alternatives)
     if advice.needs_quote and quote_offer:
         lines.append(kb.text("quote_offer", lang))
-
-    lines.append("")
-    if volume_known:
-        lines.append(kb.text("volume_line", lang, tokens=tokens(advice.volume_tokens, lang, kb)))
-    lines.extend(_budget_lines(advice, lang, kb))
     if not volume_known and advice.fitting_cards and first:
         lines.append(kb.text("volume_unknown", lang))
     if first:
