@@ -46,9 +46,10 @@ MALFORMED = {
 
 
 @contextmanager
-def action_server_answering(body: Any, clients: Optional[List[Any]] = None) -> Iterator[str]:
+def action_server_answering(body: Any, clients: Optional[List[Any]] = None,
+                            requests: Optional[List[dict]] = None) -> Iterator[str]:
     """An HTTP/1.1 action server on a free port that answers every POST with `body` (JSON) and notes each
-    request's client address in `clients`; yields its webhook URL."""
+    request's client address in `clients` and its JSON in `requests`; yields its webhook URL."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -56,7 +57,9 @@ def action_server_answering(body: Any, clients: Optional[List[Any]] = None) -> I
         def do_POST(self) -> None:  # noqa: N802 (http.server API)
             if clients is not None:
                 clients.append(self.client_address)
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            request = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if requests is not None:
+                requests.append(json.loads(request))
             payload = json.dumps(body).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -178,3 +181,34 @@ async def test_action_server_calls_reuse_one_connection():
                                       DialogueStateTracker("tester", slots=[]), domain)
             assert SlotSet("language", "tr") in events
     assert len(clients) == 3 and len(set(clients)) == 1
+
+
+async def test_actions_get_the_domain_without_responses_unless_they_read_them():
+    """bot.assistant.action_payload: 76 of the domain's 80 KB are responses; only the replay action reads them."""
+    from bot.assistant import action_payload
+
+    assert action_payload.is_installed()
+    domain = Domain.load(str(ROOT / "domain"))
+    requests: List[dict] = []
+    with action_server_answering(VALID, requests=requests) as url:
+        for name in ("validate_estimate_form", "action_repeat_last_answer", "action_estimate"):
+            await RemoteAction(name, EndpointConfig(url)).run(
+                CollectingOutputChannel(), TemplatedNaturalLanguageGenerator(domain.responses),
+                DialogueStateTracker("tester", slots=domain.slots), domain)
+    form, replay, estimate = (request["domain"] for request in requests)
+    assert replay == domain.as_dict() and replay["responses"]
+    for trimmed in (form, estimate):
+        assert trimmed["responses"] == {}
+        assert {key: value for key, value in trimmed.items() if key != "responses"} == {
+            key: value for key, value in replay.items() if key != "responses"}
+    # What rasa_sdk's form validation reads is there.
+    assert form["forms"]["estimate_form"] and "language" in form["slots"]
+
+
+def test_only_the_listed_actions_read_the_domain_responses():
+    from bot.assistant.action_payload import RESPONSE_READERS
+    from actions.repeat import ActionRepeatLastAnswer
+
+    readers = sorted(path.name for path in (ROOT / "actions").glob("*.py") if '"responses"' in path.read_text())
+    assert readers == ["repeat.py"]
+    assert RESPONSE_READERS == {ActionRepeatLastAnswer().name()}

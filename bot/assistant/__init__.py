@@ -8,5 +8,6 @@ name classes in here."""
 from bot.assistant import fast_validation  # noqa: E402,F401  action responses: schema validator built once
 from bot.assistant import fast_events  # noqa: E402,F401  event classes by name from a table
 from bot.assistant import action_keepalive  # noqa: E402,F401  action-server calls on kept-alive connections
+from bot.assistant import action_payload  # noqa: E402,F401  domain sent without responses to actions
 from bot.assistant import action_timeout  # noqa: E402,F401  action server slow or down: answer within seconds
 from bot.assistant import store_unavailable  # noqa: E402,F401  conversation store down: answered, not swallowed

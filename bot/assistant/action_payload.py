@@ -1,0 +1,64 @@
+"""The domain sent with each custom-action call without the bot's response texts, except to the actions that read
+them.
+
+Rasa 3.6 sends `domain.as_dict()` with every call to the action server (`RemoteAction._action_call_format`; its
+selective-domain option drops the whole domain or nothing). This project's domain is 80 KB of JSON, 76 KB of it
+the fa/tr responses, which no action reads except the one that replays the previous answer in another language.
+Serialising, sending and parsing those 76 KB two or three times per turn cost both servers CPU on every form turn
+(issue 10). The slots, forms, intents and actions that rasa_sdk's FormValidationAction / ValidationAction and our
+actions read are sent as before. Installed by importing `bot.assistant`.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any, Dict, Text
+
+from bot.assistant.import_hooks import when_imported
+
+logger = logging.getLogger(__name__)
+
+ACTION_MODULE = "rasa.core.actions.action"
+PATCH_MARKER = "_advisor_domain_without_responses"
+# Actions that read domain["responses"] (tests/test_fast_validation.py checks the action code for others).
+RESPONSE_READERS = frozenset({"action_repeat_last_answer"})
+
+
+def domain_without_responses(domain: Dict[Text, Any], cache: Dict[int, Any]) -> Dict[Text, Any]:
+    """`domain` with an empty `responses`, built once per domain dict (Rasa caches `as_dict()`)."""
+    kept = cache.get(id(domain))
+    if kept is None or kept[0] is not domain:
+        kept = (domain, {**domain, "responses": {}})
+        cache.clear()
+        cache[id(domain)] = kept
+    return kept[1]
+
+
+def patch_remote_action(module: Any) -> None:
+    remote_action = module.RemoteAction
+    original = remote_action._action_call_format
+    if getattr(original, PATCH_MARKER, False):
+        return
+    cache: Dict[int, Any] = {}
+
+    def _action_call_format(self: Any, tracker: Any, domain: Any) -> Dict[Text, Any]:
+        result = original(self, tracker, domain)
+        if isinstance(result.get("domain"), dict) and self.name() not in RESPONSE_READERS:
+            result["domain"] = domain_without_responses(result["domain"], cache)
+        return result
+
+    setattr(_action_call_format, PATCH_MARKER, True)
+    remote_action._action_call_format = _action_call_format
+    logger.debug("Custom actions get the domain without responses (bot.assistant.action_payload)")
+
+
+def is_installed() -> bool:
+    module = sys.modules.get(ACTION_MODULE)
+    return module is not None and getattr(module.RemoteAction._action_call_format, PATCH_MARKER, False)
+
+
+def install() -> None:
+    when_imported(ACTION_MODULE, patch_remote_action)
+
+
+install()
