@@ -26,6 +26,7 @@ from bot.tickets.notify import send_staff_notification
 from bot.tickets.pii import install_log_redaction, parse_contact
 from bot.tickets.priority import categorize
 from bot.tickets.store import UNAVAILABLE, TicketStore
+from bot.text.replies import declines_contact
 
 logger = logging.getLogger(__name__)
 
@@ -127,14 +128,20 @@ class ValidateHandoffForm(FormValidationAction):
         intent = latest_intent(tracker)
         text = (tracker.latest_message.get("text") or "").strip()
         if requested == "handoff_consent":
+            contact = contact_in_sentence(text)
+            if contact is not None:
+                # Typing a contact right after the notice answers the question as clearly as "yes", also inside
+                # a "yes" ("evet kabul, mailim ..."): the ticket opens at once, the contact is not asked again.
+                return {"handoff_consent": True, "handoff_contact": contact.value}
+            declined = declines_contact(text)
+            if declined == "refuse" or declined == "here" and intent != "affirm":
+                # "I don't want to give a contact" or "just answer here" in words, whatever the classifier made of
+                # it ("evet, buradan da yazabilirsiniz" is a yes: the contact question follows).
+                return {"handoff_consent": False}
             if intent == "affirm":
                 return {"handoff_consent": True}
             if intent == "deny":
                 return {"handoff_consent": False}
-            contact = contact_in_sentence(text)
-            if contact is not None:
-                # Typing a contact right after the notice answers the question as clearly as "yes".
-                return {"handoff_consent": True, "handoff_contact": contact.value}
             if interrupts_handoff(intent) or intent == "goodbye" or _gives_estimate_values(intent, text):
                 # No value: Rasa rejects the form turn, and a rule answers the question (then the form asks for the
                 # consent again), says goodbye, or leaves the handoff for the estimate form when the message
@@ -147,7 +154,9 @@ class ValidateHandoffForm(FormValidationAction):
             contact = contact_in_sentence(text)
             if contact is not None:
                 return {"handoff_contact": contact.value}
-            if intent == "deny":
+            if intent == "deny" or declines_contact(text):
+                # "No", or in words: "I'd rather not give one", "answer me here" - a ticket without a contact,
+                # answered in this chat.
                 return {"handoff_consent": False, "handoff_contact": None}
             if interrupts_handoff(intent) or intent == "goodbye":
                 return {}

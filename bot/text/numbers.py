@@ -195,6 +195,7 @@ class Lexicon:
     en_words: set
     fa_latin_words: set
     en_stems: Tuple[str, ...]
+    declines_contact: PhraseTable  # labels: refuse, here (answers to the handoff form's questions)
 
 
 def _folded_word(word) -> str:
@@ -263,6 +264,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         en_words={_folded_word(w) for w in language["en_words"]},
         fa_latin_words={_folded_word(w) for w in language["fa_latin_words"]},
         en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
+        declines_contact=_table(data["declines_contact"], order=("refuse", "here")),
     )
 
 
