@@ -212,3 +212,28 @@ def test_only_the_listed_actions_read_the_domain_responses():
     readers = sorted(path.name for path in (ROOT / "actions").glob("*.py") if '"responses"' in path.read_text())
     assert readers == ["repeat.py"]
     assert RESPONSE_READERS == {ActionRepeatLastAnswer().name()}
+
+
+def test_minimal_graph_schema_is_worked_out_once_and_equals_rasas():
+    """bot.assistant.fast_graph: the same sub-graph as Rasa's own walk, computed once per schema and targets; a deep
+    copy (what training prunes in place) does not share the memo."""
+    import copy
+
+    from rasa.engine.graph import GraphSchema, SchemaNode
+
+    from bot.assistant import fast_graph
+
+    assert fast_graph.is_installed()
+
+    def node(**needs: str) -> SchemaNode:
+        return SchemaNode(needs=needs, uses=object, constructor_name="create", fn="run", config={})
+
+    schema = GraphSchema({"tokens": node(), "features": node(a="tokens"), "intent": node(a="features", b="tokens"),
+                          "policy": node(a="intent"), "unused": node(a="tokens")})
+    first = schema.minimal_graph_schema(["policy"])
+    assert schema.minimal_graph_schema(["policy"]) is first
+    assert set(first.nodes) == {"tokens", "features", "intent", "policy"}
+    assert first == GraphSchema.minimal_graph_schema.__wrapped__(schema, ["policy"])
+    copied = copy.deepcopy(schema)
+    copied.nodes["policy"].needs = {}
+    assert set(copied.minimal_graph_schema(["policy"]).nodes) == {"policy"}
