@@ -209,9 +209,11 @@ class ValidateEstimateForm(FormValidationAction):
         if is_interruption(intent):
             # "saatte en fazla 2 dolar" after the budget question reads like the prices FAQ to the classifier: a
             # reply that fills the asked value and asks nothing is the answer (language reviews fa/tr §2.2).
+            # So is one the classifier calls out of scope ("بودجه باز است، شرکت پرداخت می‌کند" after the budget
+            # question): the out-of-scope answer would only come before the form reads it anyway.
             text = tracker.latest_message.get("text") or ""
-            return not (intent.startswith("faq_") and answers_requested_slot(text, requested)
-                        and not is_question(text))
+            return not ((intent.startswith("faq_") or intent == "out_of_scope")
+                        and answers_requested_slot(text, requested) and not is_question(text))
         return intent in ("affirm", "deny") and bool(tracker.get_slot("pending_offer"))
 
     def _answers_the_form(self, tracker: Tracker) -> bool:

@@ -174,6 +174,8 @@ class Lexicon:
     method_context: PhraseTable
     full_weak_blockers_after: set
     full_weak_blockers_before: set
+    method_reference_after: PhraseTable  # "tam eğitime göre": the method before it is a yardstick, not a choice
+    method_reference_before: PhraseTable  # «نسبت به آموزش کامل», "compared with full training"
     unlimited: PhraseTable
     unlimited_answers: PhraseTable
     hourly: PhraseTable
@@ -243,6 +245,8 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         method_context=_table({"context": methods["method_context"]}),
         full_weak_blockers_after={_folded_word(w) for w in methods["full_weak_blockers_after"]},
         full_weak_blockers_before={_folded_word(w) for w in methods["full_weak_blockers_before"]},
+        method_reference_after=_table({"reference": methods["reference_after"]}),
+        method_reference_before=_table({"reference": methods["reference_before"]}),
         unlimited=_table({"unlimited": data["budget_unlimited"]}),
         unlimited_answers=_table({"unlimited": data["budget_unlimited_answers"]}),
         hourly=_table({"hourly": data["hourly_markers"]}),

@@ -63,6 +63,9 @@ def _short_number(raw: str) -> str:
     return raw if len(raw) <= SHORT_NUMBER_DIGITS else f"{raw[:6]}…{raw[-3:]}"
 
 
+# The slots a bare number can answer when the bot has just asked for one of them.
+NUMERIC_ANSWERS = ("model_size_b", "seq_len", "budget_usd", "examples", "avg_tokens", "total_tokens", "epochs", "gpus")
+
 SLOT_ALIASES = {
     "model": "model_size_b", "model_id": "model_size_b", "size": "model_size_b", "model_size": "model_size_b",
     "budget": "budget_usd", "seq": "seq_len", "sequence_length": "seq_len", "volume": "total_tokens",
@@ -189,8 +192,8 @@ def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: Tupl
                     continue
             elif not token.glued and text in lexicon.separate_name_suffixes and (
                     previous.is_number or previous.text in _SIZE_LETTERS and previous.glued
-                    or previous.text in stems):
-                continue  # "14b yi", "qwen3 8b ye", "llama yı"
+                    or previous.text in _BILLION_LETTERS or previous.text in stems):
+                continue  # "14b yi", "qwen3 8b ye", "llama yı", «۸ بی‌مون»
         if not token.is_number and text not in stems and len(text) > 3:
             for cut in range(len(text) - 1, 2, -1):
                 if text[:cut] in stems and text[cut:] in lexicon.name_suffixes:
@@ -365,6 +368,10 @@ class _Quantity:
     unit_end: Optional[int] = None
     keyword: Optional[str] = None
     per_example: bool = False
+    # "2.048" / "2,048" / "۲٫۰۴۸" is read as thousands groups (2048: Turkish writes 2.048, English 2,048); this is
+    # the decimal reading (2.048), taken when the grouped value cannot be meant for the slot ("7.615B" parameters,
+    # "1.250 dolar" an hour, "1.500 epoch").
+    decimal: Optional[float] = None
 
     @property
     def absolute(self) -> float:
@@ -392,6 +399,24 @@ def _tables(lexicon: Lexicon):
 
 def _is_power_of_two(value: float) -> bool:
     return value >= 1 and value == int(value) and (int(value) & (int(value) - 1)) == 0
+
+
+def _decimal_reading(raw: str, grouped: float) -> Optional[float]:
+    """The decimal value of a number with one separator and three digits after it, when it was read as groups."""
+    if len([ch for ch in raw if ch in ".,"]) != 1:
+        return None
+    whole, fraction = re.split(r"[.,]", raw)
+    if len(fraction) != 3 or float(whole + fraction) != grouped:
+        return None
+    return float(f"{whole}.{fraction}")
+
+
+# Above these a value read from "1.250" is no value anyone means, and the decimal reading (1.25) is taken: the
+# largest open-weight models have about 1,000B parameters (DeepSeek-V3 671B, Kimi K2 1T total; the largest preset
+# in knowledge/models.yml has 400B); no hourly price we rent reaches $1,000 (knowledge/gpus.yml: the dearest card
+# costs under $10 an hour, eight of them under $100).
+MAX_PLAUSIBLE_MODEL_SIZE_B = 1100.0
+MAX_PLAUSIBLE_HOURLY_CAP_USD = 1000.0
 
 
 def _seq_len_value(q: _Quantity) -> int:
@@ -434,6 +459,7 @@ class _Parser:
         self.sizes: List[Tuple[int, int, float]] = []  # (first, end token, billions) of every explicit size
         self.version_assumed: Dict[str, bool] = {}  # preset id -> chosen as the newest release without a version
         self.versionless: set = set()  # preset ids named by a family and a size only ("llama 8b", "qwen 7b")
+        self.method_measured = False  # a method chosen and compared with another ("LoRA ile ... tam eğitime göre")
 
     # -- model names --------------------------------------------------------------------------------------
 
@@ -671,7 +697,8 @@ class _Parser:
                     self.consumed[i] = True
                     i += 1
                     continue
-                q = _Quantity(first=i, end=i + 1, value=values[0], raw=token.text)
+                q = _Quantity(first=i, end=i + 1, value=values[0], raw=token.text,
+                              decimal=_decimal_reading(token.text, values[0]))
             elif self._number_word(i) is not None:
                 value, end, kilo, weak, counted = self._compose_words(i)
                 q = _Quantity(first=i, end=end, value=value, kilo=kilo, weak=weak, counter=counted,
@@ -771,8 +798,8 @@ class _Parser:
     def _per_example_after(self, index: int) -> bool:
         for k in range(index, min(index + 3, self.n)):
             tag = self.tags[k]
-            if self.tokens[k].is_break:
-                return False
+            if self.tokens[k].is_break or self.tokens[k].is_number:
+                return False  # "4096 token 5000 örnek ortalama 700 token": "ortalama" is the next number's
             if tag is not None and tag.category == "keyword" and tag.label in ("per_example", "avg_tokens"):
                 return True
         return False
@@ -853,11 +880,15 @@ class _Parser:
             return ("budget_usd", value) if value < MAX_UNMARKED_BUDGET_USD else ("ambiguous", q.raw)
         if keyword == "per_example":
             return "avg_tokens", value
-        if expected is not None:
+        typical_length = q.scale is None and (
+            _is_power_of_two(value) and POWER_OF_TWO_SEQ_RANGE[0] <= value <= POWER_OF_TWO_SEQ_RANGE[1]
+            or q.kilo and _seq_len_value(q) != int(value))
+        # The asked slot decides a bare number only when a number can answer it: after the method question
+        # "qlora, 2048" is the method and a sequence length; nor is 2048 a model size (none is near 512B-131072B
+        # and a power of two) when the model was asked.
+        if expected in NUMERIC_ANSWERS and not (expected == "model_size_b" and typical_length and value >= 512):
             return self._as_expected(q, expected)
-        if q.scale is None and (
-                _is_power_of_two(value) and POWER_OF_TWO_SEQ_RANGE[0] <= value <= POWER_OF_TWO_SEQ_RANGE[1]
-                or q.kilo and _seq_len_value(q) != int(value)):
+        if typical_length:
             return "seq_len", _seq_len_value(q)
         return "ambiguous", q.raw
 
@@ -914,6 +945,12 @@ class _Parser:
         explicit_size: Optional[Tuple[int, float]] = None
         for q in quantities:
             slot, value = self.classify(q, expected_left)
+            if q.decimal is not None and slot not in ("skip", "ambiguous", "currency_note") and not (
+                    self._valid(slot, value) and self._plausible(slot, value)):
+                as_decimal = replace(q, value=q.decimal, decimal=None)
+                decimal_slot, decimal_value = self.classify(as_decimal, expected_left)
+                if decimal_slot == slot and self._valid(slot, decimal_value):
+                    value = decimal_value
             if slot == "skip":
                 continue
             if slot == "ambiguous":
@@ -1008,6 +1045,8 @@ class _Parser:
             options["model"].append((start, end, preset or f"{size:g}b"))
         has_compare_word = any(self.lexicon.compare_words.any_at(self.tokens, k) for k in range(self.n))
         for kind in ("method", "gpu", "model"):
+            if kind == "method" and self.method_measured:
+                continue
             found = sorted(options[kind])
             for (a_start, a_end, a), (b_start, _, b) in zip(found, found[1:]):
                 if a == b:
@@ -1036,6 +1075,14 @@ class _Parser:
         if slot in ("model_size_b", "budget_usd", "epochs", "hourly_cap"):
             return float(value)
         return value
+
+    @staticmethod
+    def _plausible(slot: str, value) -> bool:
+        if slot == "model_size_b":
+            return value <= MAX_PLAUSIBLE_MODEL_SIZE_B
+        if slot == "hourly_cap":
+            return value <= MAX_PLAUSIBLE_HOURLY_CAP_USD
+        return True
 
     @staticmethod
     def _valid(slot: str, value) -> bool:
@@ -1113,7 +1160,7 @@ class _Parser:
             self.result["model_query"] = self.span_text(start, size_end)
 
     def _find_method(self) -> None:
-        chosen: Optional[str] = None
+        named: List[_Tag] = []
         seen_starts = set()
         for tag in self.tags:
             if tag is None or tag.category != "method" or tag.start in seen_starts:
@@ -1121,9 +1168,44 @@ class _Parser:
             seen_starts.add(tag.start)
             if tag.label == "full_weak" and not self._weak_full_supported(tag):
                 continue
-            chosen = {"full_strong": "full", "full_weak": "full"}.get(tag.label, tag.label)
-        if chosen:
-            self.result["method"] = chosen
+            named.append(tag)
+        references = [(tag, marker) for tag in named for marker in [self._reference_marker(tag)] if marker]
+        if references:
+            # "LoRA ile eğitirsem kalite tam eğitime göre düşer mi?": the yardstick is no choice, and the other
+            # method is one only when it is tied to the job (see knowledge/lexicon.yml, methods.reference_after).
+            outside = set()
+            for tag, (first, end) in references:
+                outside.update(range(min(first, tag.start), max(end, tag.end)))
+            named = [tag for tag in named if all(tag is not ref for ref, _ in references)
+                     and self._tied_to_the_job(tag, outside)]
+            # a method chosen for the job and measured against another is no "X or Y" question
+            self.method_measured = bool(named)
+        if named:
+            label = named[-1].label
+            self.result["method"] = {"full_strong": "full", "full_weak": "full"}.get(label, label)
+
+    def _reference_marker(self, tag: _Tag) -> Optional[Tuple[int, int]]:
+        """The span of a comparison word that makes this method the yardstick ("... göre", «نسبت به ...»)."""
+        after = tag.end
+        if after < self.n and self.tokens[after].text in self.lexicon.separate_name_suffixes:
+            after += 1  # "LoRA ya göre"
+        length = self.lexicon.method_reference_after.longest_at(self.tokens, after)[0] if after < self.n else 0
+        if length:
+            return after, after + length
+        for start in range(max(0, tag.start - 3), tag.start):
+            length = self.lexicon.method_reference_before.longest_at(self.tokens, start)[0]
+            if length and start + length == tag.start:
+                return start, tag.start
+        return None
+
+    def _tied_to_the_job(self, tag: _Tag, outside: set) -> bool:
+        if self.expected == "method" or "model_id" in self.result or "model_size_b" in self.result:
+            return True
+        for k in range(max(0, tag.start - 2), min(self.n, tag.end + 2)):
+            if k not in outside and not tag.start <= k < tag.end \
+                    and self.lexicon.method_context.any_at(self.tokens, k):
+                return True
+        return False
 
     def _weak_full_supported(self, tag: _Tag) -> bool:
         nxt = self.tokens[tag.end] if tag.end < self.n else None
