@@ -215,15 +215,15 @@ def test_only_the_listed_actions_read_the_domain_responses():
 
 
 def test_minimal_graph_schema_is_worked_out_once_and_equals_rasas():
-    """bot.assistant.fast_graph: the same sub-graph as Rasa's own walk, computed once per schema and targets; a deep
+    """bot.assistant.fast_model: the same sub-graph as Rasa's own walk, computed once per schema and targets; a deep
     copy (what training prunes in place) does not share the memo."""
     import copy
 
     from rasa.engine.graph import GraphSchema, SchemaNode
 
-    from bot.assistant import fast_graph
+    from bot.assistant import fast_model
 
-    assert fast_graph.is_installed()
+    assert fast_model.is_installed()
 
     def node(**needs: str) -> SchemaNode:
         return SchemaNode(needs=needs, uses=object, constructor_name="create", fn="run", config={})
@@ -237,3 +237,26 @@ def test_minimal_graph_schema_is_worked_out_once_and_equals_rasas():
     copied = copy.deepcopy(schema)
     copied.nodes["policy"].needs = {}
     assert set(copied.minimal_graph_schema(["policy"]).nodes) == {"policy"}
+
+
+def test_classifier_weights_in_fortran_order_give_the_same_probabilities():
+    """bot.assistant.fast_model: a loaded LogisticRegressionClassifier scores with coef_ in Fortran order."""
+    import numpy as np
+    from scipy.sparse import random as sparse_random
+    from sklearn.linear_model import LogisticRegression
+
+    from bot.assistant.fast_model import weights_for_scoring
+
+    rng = np.random.default_rng(7)
+    X = sparse_random(60, 500, density=0.05, format="csr", random_state=7)
+    y = rng.integers(0, 6, 60)
+    model = LogisticRegression(max_iter=300).fit(X, y)
+    message = sparse_random(1, 500, density=0.05, format="csr", random_state=8)
+    expected = model.predict_proba(message)
+
+    class Loaded:
+        clf = model
+
+    weights_for_scoring(Loaded())
+    assert model.coef_.flags["F_CONTIGUOUS"] and model.coef_.T.flags["C_CONTIGUOUS"]
+    assert np.array_equal(model.predict_proba(message), expected)

@@ -7,7 +7,7 @@ name classes in here."""
 # package is what those processes have in common.
 from bot.assistant import fast_validation  # noqa: E402,F401  action responses: schema validator built once
 from bot.assistant import fast_events  # noqa: E402,F401  event classes by name from a table
-from bot.assistant import fast_graph  # noqa: E402,F401  model graph: sub-graph per target worked out once
+from bot.assistant import fast_model  # noqa: E402,F401  model inference: sub-graphs once, classifier weights
 from bot.assistant import action_keepalive  # noqa: E402,F401  action-server calls on kept-alive connections
 from bot.assistant import action_payload  # noqa: E402,F401  domain sent without responses to actions
 from bot.assistant import action_timeout  # noqa: E402,F401  action server slow or down: answer within seconds

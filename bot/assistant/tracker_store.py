@@ -7,7 +7,7 @@ endpoints.yml:
       type: bot.assistant.tracker_store.RedactingSQLTrackerStore
       dialect: sqlite            # or postgresql with url/port/db/username/password
       db: var/tracker.db
-      keep_turns: 8              # optional: user turns the assistant works with (at least 8 and at most 16 kept)
+      keep_turns: 6              # optional: user turns the assistant works with (at least 6, at most 12 kept)
 
 Masking: user and bot texts, parse data (text, entity values), slot values and message metadata are masked with
 bot.tickets.pii before they reach the `events` table. Only the events that are new in a turn are masked and written
@@ -62,9 +62,10 @@ _STRUCTURAL_KEYS = ("event", "timestamp", "name", "policy", "confidence", "inten
                     "message_id", "input_channel", "action_text", "rasa_only", "hide_rule_turn", "action_name",
                     "start", "end", "extractor", "entity", "processors", "response_selector", "key")
 
-# Longest look-back in this project: the handoff excerpt (12 messages, bot/tickets/store.py EXCERPT_MESSAGES) and
-# the handoff trigger (the request, the KVKK consent question, the contact question, with a question in between).
-DEFAULT_KEEP_TURNS = 8
+# Longest look-back in this project: the handoff excerpt (12 messages, bot/tickets/store.py EXCERPT_MESSAGES: six turns
+# hold at least six user messages and six replies) and the handoff trigger (the request, the KVKK consent question,
+# the contact question, with a question in between). Fewer turns also keep turn 300 as fast as turn 1.
+DEFAULT_KEEP_TURNS = 6
 # Attribute on a tracker loaded here: which of its events are stored, and under which ids (see _Loaded).
 _LOADED_ATTR = "_redacting_store_loaded"
 
