@@ -260,3 +260,35 @@ def test_classifier_weights_in_fortran_order_give_the_same_probabilities():
     weights_for_scoring(Loaded())
     assert model.coef_.flags["F_CONTIGUOUS"] and model.coef_.T.flags["C_CONTIGUOUS"]
     assert np.array_equal(model.predict_proba(message), expected)
+
+
+def _response_corpus() -> List[Any]:
+    """Valid and broken action responses: every event type, each of its typed properties given a wrong type, and
+    broken top levels."""
+    schema = RemoteAction.action_response_format_spec()
+    wrong = {"string": 5, "number": "five", "integer": 1.5, "object": [], "array": {}, "boolean": "yes", "null": 0}
+    corpus: List[Any] = [VALID, {}, {"events": []}, {"responses": []}, [], "text", None, {"events": None},
+                         {"events": [None]}, {"events": [["slot"]]}, {"events": [{"event": ["slot"]}]},
+                         {"events": [{"event": None}]}, {"events": [{}]}, *MALFORMED.values()]
+    for alternative in schema["properties"]["events"]["items"]["oneOf"]:
+        name = alternative["properties"]["event"]["const"]
+        corpus += [{"events": [{"event": name}]}, {"events": [{"event": name, "timestamp": "now"}]},
+                   {"events": [{"event": name, "metadata": "x"}]}, {"events": [VALID["events"][0], {"event": name}]}]
+        for key, rule in alternative["properties"].items():
+            types = rule.get("type") if isinstance(rule, dict) else None
+            for kind in ([types] if isinstance(types, str) else types or []):
+                corpus.append({"events": [{"event": name, key: wrong[kind]}]})
+    return corpus
+
+
+def test_short_road_decides_like_the_full_validator():
+    """fast_validation.EventTypeValidator accepts exactly what Rasa's schema accepts (errors come from the full one)."""
+    from bot.assistant.fast_validation import EventTypeValidator, build_validator
+
+    schema = RemoteAction.action_response_format_spec()
+    full, short = build_validator(schema), EventTypeValidator.build(schema)
+    assert short is not None
+    corpus = _response_corpus()
+    verdicts = [(short.is_valid(response), full.is_valid(response)) for response in corpus]
+    assert all(fast == slow for fast, slow in verdicts), [r for r, v in zip(corpus, verdicts) if v[0] != v[1]]
+    assert 20 < sum(slow for _, slow in verdicts) < len(corpus) - 50  # both kinds, many of each
