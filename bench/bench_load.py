@@ -1,6 +1,7 @@
 """Load on the cluster of `make cluster`: how many turns per second, and what 50 customers at once feel.
 
-    .venv/bin/python bench/bench_load.py [--closed-seconds 45] [--clients 8] [--customers 50] [--open-seconds 120]
+    .venv/bin/python bench/bench_load.py [--closed-seconds 45] [--clients 16] [--repeats 2] [--customers 50]
+                                         [--open-seconds 120]
 
 Starts the real cluster (scripts/cluster.sh on free ports, PostgreSQL database `advisor_bench`, Redis directly) and
 sends the mixed fa/tr conversations of bench/bench_assistant.py (greetings, FAQ, form turns, full estimates with a
@@ -8,7 +9,7 @@ chart, what-ifs, fallbacks) through HAProxy's REST entry:
 
 1. closed loop, one Rasa instance (the other instance and its action server set to maintenance in HAProxy) and then
    two instances: `--clients` customers who each send their next message as soon as the answer arrives; turns per
-   second over `--closed-seconds`. Target: two instances >= 1.6x one.
+   second over `--closed-seconds`, `--repeats` times each in turn. Target: two instances >= 1.6x one.
 2. open loop, both instances: `--customers` customers, each writing again 3-8 s (uniform) after the answer, for
    `--open-seconds`; latency p50/p95/max and errors (non-200, connection error, no answer). Target: no error,
    p95 < 500 ms.
@@ -134,6 +135,16 @@ async def open_loop(url: str, customers: int, seconds: float, think: Tuple[float
     return phase
 
 
+def merged(phases: List[Phase]) -> Phase:
+    """Several runs of one configuration as one: all turns over all seconds, first load before, last load after."""
+    whole = Phase(phases[0].name, load_before=phases[0].load_before, load_after=phases[-1].load_after)
+    for phase in phases:
+        whole.latencies_ms += phase.latencies_ms
+        whole.errors += phase.errors
+        whole.seconds += phase.seconds
+    return whole
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -189,7 +200,7 @@ def fmt_load(load: Tuple[float, float, float]) -> str:
 
 
 def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, mem: Dict[str, float],
-           cpu: Dict[str, float]) -> List[str]:
+           cpu: Dict[str, float], runs_in_order: List[Phase]) -> List[str]:
     scaling = two.turns_per_s / one.turns_per_s if one.turns_per_s else float("nan")
     ok_scaling = scaling >= TARGET_SCALING
     ok_open = not open_run.errors and open_run.ms(0.95) < TARGET_P95_MS
@@ -205,7 +216,7 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
         "## Closed loop: turns per second",
         "",
         f"{args.clients} customers, each sending the next message as soon as the answer arrives, "
-        f"{args.closed_seconds:.0f} s per run.",
+        f"{args.closed_seconds:.0f} s per run, {args.repeats} runs of each in turn (1, 2, 1, 2 instances) added up.",
         "",
         "| Rasa instances | turns | turns/s | p50 ms | p95 ms | errors | load before | load after |",
         "|---|---|---|---|---|---|---|---|",
@@ -237,11 +248,14 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
     lines += ["", "## Memory after the run (VmRSS), CPU per turn in the one-instance run", "",
               "| process | MB | CPU ms per turn |", "|---|---|---|"]
     lines += [f"| {name} | {value:.0f} | {cpu.get(name, 0.0):.1f} |" for name, value in mem.items()]
+    lines += ["", "Runs one by one (turns/s): " + "; ".join(
+        f"{phase.name} {phase.turns_per_s:.1f}" for phase in runs_in_order)]
     lines += ["", "PostgreSQL, Redis and the load generator use CPU besides these (not counted: shared servers). With "
                   "2 cores, two instances can at best double the turns of one only if Rasa's share of the CPU per "
                   "turn is close to all of it."]
     lines += ["", f"Command: `.venv/bin/python bench/bench_load.py --closed-seconds {args.closed_seconds:.0f} "
-                  f"--clients {args.clients} --customers {args.customers} --open-seconds {args.open_seconds:.0f}`"]
+                  f"--clients {args.clients} --repeats {args.repeats} --customers {args.customers} "
+                  f"--open-seconds {args.open_seconds:.0f}`"]
     return lines
 
 
@@ -250,27 +264,36 @@ async def main_async(args: argparse.Namespace) -> None:
     with start_cluster("advisor_bench", redis_relay=False) as cluster:
         url = f"{cluster.balancer}/webhooks/rest/webhook"
         await warm_up(cluster)
-        set_second_instance(cluster, "maint")
-        await asyncio.sleep(1)
-        cpu_before = cpu_seconds(cluster)
-        one = await closed_loop(url, args.clients, args.closed_seconds, "closed loop, 1 instance")
-        cpu = cpu_ms_per_turn(cpu_before, cpu_seconds(cluster), one.turns)
-        print(f"1 instance: {one.turns_per_s:.1f} turns/s, p95 {one.ms(0.95):.0f} ms, errors {len(one.errors)}")
-        set_second_instance(cluster, "ready")
-        await asyncio.sleep(3)
-        two = await closed_loop(url, args.clients, args.closed_seconds, "closed loop, 2 instances")
-        print(f"2 instances: {two.turns_per_s:.1f} turns/s, p95 {two.ms(0.95):.0f} ms, errors {len(two.errors)}")
+        # 1, 2, 1, 2 ... instances: what the other work on the machine takes falls on both alike.
+        runs: Dict[int, List[Phase]] = {1: [], 2: []}
+        cpu: Dict[str, float] = {}
+        for _ in range(args.repeats):
+            set_second_instance(cluster, "maint")
+            await asyncio.sleep(1)
+            cpu_before = cpu_seconds(cluster)
+            one = await closed_loop(url, args.clients, args.closed_seconds, "closed loop, 1 instance")
+            cpu = cpu or cpu_ms_per_turn(cpu_before, cpu_seconds(cluster), one.turns)
+            runs[1].append(one)
+            print(f"1 instance: {one.turns_per_s:.1f} turns/s, p95 {one.ms(0.95):.0f} ms, errors {len(one.errors)}")
+            set_second_instance(cluster, "ready")
+            await asyncio.sleep(3)
+            two = await closed_loop(url, args.clients, args.closed_seconds, "closed loop, 2 instances")
+            runs[2].append(two)
+            print(f"2 instances: {two.turns_per_s:.1f} turns/s, p95 {two.ms(0.95):.0f} ms, errors {len(two.errors)}")
+        one, two = merged(runs[1]), merged(runs[2])
         open_run = await open_loop(url, args.customers, args.open_seconds, (args.think_min, args.think_max))
         print(f"open loop: {open_run.turns} turns, p50 {open_run.ms(0.5):.0f} ms, p95 {open_run.ms(0.95):.0f} ms, "
               f"max {max(open_run.latencies_ms, default=float('nan')):.0f} ms, errors {len(open_run.errors)}")
         mem = memory(cluster)
-    write_results(RESULTS, report(args, one, two, open_run, mem, cpu))
+    in_order = [phase for pair in zip(runs[1], runs[2]) for phase in pair]
+    write_results(RESULTS, report(args, one, two, open_run, mem, cpu, in_order))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--closed-seconds", type=float, default=45)
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--customers", type=int, default=50)
     parser.add_argument("--open-seconds", type=float, default=120)
     parser.add_argument("--think-min", type=float, default=3)
