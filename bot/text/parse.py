@@ -1151,7 +1151,8 @@ class _Parser:
             if token.is_number:
                 if not (token.glued and k > 0 and self.tokens[k - 1].is_latin_word):
                     break  # "olmo2": a version glued to the name; a separate number is something else
-            elif not token.is_latin_word or token.text in known_words or len(token.text) < 2 and not (
+            elif not token.is_latin_word or token.text in known_words or token.text.startswith(
+                    self.lexicon.model_words) or len(token.text) < 2 and not (
                     k + 1 < size_at and self.tokens[k + 1].is_number and self.tokens[k + 1].glued):
                 break  # "r1" in "deepseek r1 distill" is part of a name, a lone "a" is not
             start = k
