@@ -22,7 +22,7 @@ from rasa_sdk.types import DomainDict
 from actions.common import (CONTRACT_SLOTS, FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
                             VOLUME_SLOTS, actions_before_form_run, conversation_language, is_interruption,
                             latest_intent, payload_entities)
-from actions.fallback import count_failed_turn
+from actions.fallback import FAILED_TURNS_BEFORE_HANDOFF_OFFER, count_failed_turn
 
 METHODS = ("full", "lora", "qlora")
 # "I don't know" to a form question takes a value the customer can change later, and says so:
@@ -251,7 +251,10 @@ class ValidateEstimateForm(FormValidationAction):
             updates["failed_turns"] = 0.0
             return updates
         if requested in FORM_SLOTS:
-            if not (requested == "model" and self._suggest_models(dispatcher, text)):
+            # At the second turn without progress the offer of a person ("I find it hard to understand you")
+            # replaces the hint, so the same hint is never sent twice in a row.
+            offer_now = int(tracker.get_slot("failed_turns") or 0) + 1 >= FAILED_TURNS_BEFORE_HANDOFF_OFFER
+            if not (requested == "model" and self._suggest_models(dispatcher, text)) and not offer_now:
                 dispatcher.utter_message(response=f"utter_{requested}_not_understood")
             for event in count_failed_turn(dispatcher, tracker):
                 updates[event["name"]] = event["value"]
