@@ -1,8 +1,8 @@
 """End-to-end: a conversation answered from the tracker store's checkpoint and recent turns gets exactly the replies
 it gets from the whole history (bot/assistant/tracker_store.py, issue 10).
 
-Two Rasa servers with the trained model and the session's action server: one keeps 2 to 4 user turns behind a
-checkpoint that moves every other turn, the other effectively keeps everything. The same long conversation (form
+Two Rasa servers with the trained model and the session's action server: one keeps 2 finished user turns after
+of a checkpoint that moves every turn, the other effectively keeps everything. The same long conversation (form
 questions, a question in the middle of the form, what-ifs after the estimate, an offer of a person declined, the
 language switched, thanks) must get the same replies, turn by turn. Each server has its own conversation id (the
 handoff opens a ticket per conversation in the shared ticket store); ticket numbers are compared as a placeholder.
