@@ -14,7 +14,7 @@ import threading
 import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional, Tuple
 
 import jsonschema
 import pytest
@@ -292,3 +292,35 @@ def test_short_road_decides_like_the_full_validator():
     verdicts = [(short.is_valid(response), full.is_valid(response)) for response in corpus]
     assert all(fast == slow for fast, slow in verdicts), [r for r, v in zip(corpus, verdicts) if v[0] != v[1]]
     assert 20 < sum(slow for _, slow in verdicts) < len(corpus) - 50  # both kinds, many of each
+
+
+def test_graph_runs_in_order_with_dask_results():
+    """bot.assistant.fast_model.run_in_order gives dask.get's results for graphs shaped like Rasa's: node tasks whose
+    arguments are other keys, input tuples with any value, a key nobody provides (passed on as its name), lists."""
+    import dask
+
+    from bot.assistant.fast_model import run_in_order
+
+    calls: List[str] = []
+
+    def node(name: str):
+        def run(*inputs: Any) -> Tuple[str, Any]:
+            calls.append(name)
+            return name, [item[1] if isinstance(item, tuple) else f"unresolved:{item}" for item in inputs]
+        return run
+
+    graph = {"message": ("message", {"text": "LoRA olursa?"}), "tokens": (node("tokens"), "message"),
+             "features": (node("features"), "tokens", "message"), "intent": (node("intent"), "features", "missing"),
+             "policy": (node("policy"), "intent", "tokens"), "both": (node("both"), ["intent", "policy"]),
+             "unused": (node("unused"), "tokens")}
+    for targets in (["policy"], ["intent", "policy"], ["both"], ["message"]):
+        expected = dask.get(graph, targets)
+        calls.clear()
+        assert run_in_order(graph, targets) == expected
+        assert "unused" not in calls and len(calls) == len(set(calls))  # each needed node once
+
+    def failing(*_: Any) -> None:
+        raise ValueError("component failed")
+
+    with pytest.raises(ValueError, match="component failed"):
+        run_in_order({"a": (failing,)}, ["a"])
