@@ -133,7 +133,7 @@ class ValidateHandoffForm(FormValidationAction):
                 # Typing a contact right after the notice answers the question as clearly as "yes", also inside
                 # a "yes" ("evet kabul, mailim ..."): the ticket opens at once, the contact is not asked again.
                 return {"handoff_consent": True, "handoff_contact": contact.value}
-            declined = declines_contact(text)
+            declined = _declined(intent, text)
             if declined == "refuse" or declined == "here" and intent != "affirm":
                 # "I don't want to give a contact" or "just answer here" in words, whatever the classifier made of
                 # it ("evet, buradan da yazabilirsiniz" is a yes: the contact question follows).
@@ -154,7 +154,7 @@ class ValidateHandoffForm(FormValidationAction):
             contact = contact_in_sentence(text)
             if contact is not None:
                 return {"handoff_contact": contact.value}
-            if intent == "deny" or declines_contact(text):
+            if intent == "deny" or _declined(intent, text):
                 # "No", or in words: "I'd rather not give one", "answer me here" - a ticket without a contact,
                 # answered in this chat.
                 return {"handoff_consent": False, "handoff_contact": None}
@@ -186,6 +186,17 @@ def contact_in_sentence(text: str):
             if contact is not None:
                 return contact
     return None
+
+
+def _declined(intent: Optional[str], text: str) -> Optional[str]:
+    """bot.text.replies.declines_contact, except in a question a rule answers ("bu sohbetin kaydı tutuluyor mu?"
+    names "this chat" but asks about KVKK): that question is answered first, then the form asks again."""
+    from actions.forms import is_question
+
+    declined = declines_contact(text)
+    if declined and interrupts_handoff(intent) and is_question(text):
+        return None
+    return declined
 
 
 def _gives_estimate_values(intent: Optional[str], text: str) -> bool:

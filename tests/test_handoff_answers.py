@@ -91,3 +91,20 @@ async def test_an_unreadable_contact_still_gets_the_hint(monkeypatch):
     values, said = await answer(monkeypatch, "mailim şu: murat at firma nokta com", "inform", "handoff_contact",
                                 {"handoff_consent": True})
     assert said == ["utter_invalid_contact"] and values["requested_slot"] == "handoff_contact"
+
+
+@pytest.mark.parametrize("requested, slots", [("handoff_consent", {}), ("handoff_contact", {"handoff_consent": True})])
+@pytest.mark.parametrize("text, intent", [
+    ("bu sohbetin kayıtları ne kadar süre saklanıyor?", "faq_kvkk"),
+    ("همین چت‌ها کجا ذخیره میشن؟", "faq_kvkk"),
+])
+async def test_a_question_that_names_this_chat_is_answered_first(monkeypatch, requested, slots, text, intent):
+    values, said = await answer(monkeypatch, text, intent, requested, slots)
+    # Only requested_slot: the rule answers the question, then the form asks its question again.
+    assert set(values) == {"requested_slot"} and values["requested_slot"] == requested and said == []
+
+
+async def test_a_thanks_that_declines_is_a_decline(monkeypatch):
+    values, _ = await answer(monkeypatch, "gerek yok, teşekkürler", "thank", "handoff_contact",
+                             {"handoff_consent": True})
+    assert values["handoff_consent"] is False and values["requested_slot"] is None
