@@ -801,6 +801,16 @@ class _Parser:
             if self.tokens[k].is_break or self.tokens[k].is_number:
                 return False  # "4096 token 5000 örnek ortalama 700 token": "ortalama" is the next number's
             if tag is not None and tag.category == "keyword" and tag.label in ("per_example", "avg_tokens"):
+                # "600 token ortalama" is this number's; "4096 توکن و میانگین طول نمونه‌ها ۶۰۰ توکن" the next one's
+                return tag.label == "per_example" or not self._number_within(tag.end, 4)
+        return False
+
+    def _number_within(self, index: int, reach: int) -> bool:
+        """A number in the next ``reach`` tokens before a punctuation break."""
+        for k in range(index, min(index + reach, self.n)):
+            if self.tokens[k].is_break:
+                return False
+            if self.tokens[k].is_number:
                 return True
         return False
 
@@ -828,7 +838,10 @@ class _Parser:
                     # only right before the number: "GPU 4", "saat 3"; not "GB VRAM gerekiyor 8b"
                     if tag.end == first:
                         found.append(self._UNIT_AS_KEYWORD[tag.label])
-                    break
+                    if tag.end == first or tag.label != "examples":
+                        break
+                    # an examples word inside the keyword's phrase ("ortalama örnek uzunluğu 700 token",
+                    # «میانگین طول نمونه‌ها ۶۰۰ توکن»): the words before it still count
                 k = tag.start - 1
             else:
                 k -= 1
