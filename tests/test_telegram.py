@@ -397,11 +397,11 @@ def test_a_message_over_the_length_limit_is_answered_and_not_stored(telegram_ser
     """Security review finding 6: the same 4,000-character limit as REST and socket.io, answered in the language
     of the message; the text never reaches the tracker."""
     long_text = "Merhaba, bütçem hakkında bir sorum var. " * 110  # 4,400 characters of Turkish
-    status, _ = post_update(telegram_server, message_update(long_text, chat_id=690, language_code="fa"))
+    status, _ = post_update(telegram_server, message_update(long_text, chat_id=4001, language_code="fa"))
     assert status == 200
-    reply = "\n".join(texts_to(fake, 690))
+    reply = "\n".join(texts_to(fake, 4001))
     assert "4000" in reply and "karakter" in reply and not PERSIAN.search(reply), reply
     token = telegram_server.extra["auth_token"]
-    with urllib.request.urlopen(f"{telegram_server.url}/conversations/690/tracker?token={token}", timeout=30) as resp:
+    with urllib.request.urlopen(f"{telegram_server.url}/conversations/4001/tracker?token={token}", timeout=30) as resp:
         events = json.loads(resp.read())["events"]
     assert not any(e.get("event") == "user" for e in events), events
