@@ -108,3 +108,10 @@ async def test_a_thanks_that_declines_is_a_decline(monkeypatch):
     values, _ = await answer(monkeypatch, "gerek yok, teşekkürler", "thank", "handoff_contact",
                              {"handoff_consent": True})
     assert values["handoff_consent"] is False and values["requested_slot"] is None
+
+
+@pytest.mark.parametrize("requested, slots", [("handoff_consent", {}), ("handoff_contact", {"handoff_consent": True})])
+@pytest.mark.parametrize("text, intent", [("gerek yok, iyi günler", "goodbye"), ("بیخیال، فعلا خدانگهدار", "goodbye")])
+async def test_a_goodbye_leaves_the_handoff_without_a_ticket(monkeypatch, requested, slots, text, intent):
+    values, said = await answer(monkeypatch, text, intent, requested, slots)
+    assert set(values) == {"requested_slot"} and said == []  # the goodbye rule answers; no ticket
