@@ -150,3 +150,16 @@ def test_an_hourly_cap_answers_the_budget_question_and_reaches_the_estimate(conv
     assert_estimate(replies, lang, mentions=["Qwen2.5 7B"])      # no total budget asked on top of the cap
     slots = tracker_slots(c)
     assert slots["hourly_cap"] == 1.5 and slots["budget_usd"] is None
+
+
+@pytest.mark.parametrize("lang,message,model_id,method", [
+    ("fa", "درباره آموزش Qwen2.5 14B با LoRA می‌خواهم با یک کارشناس صحبت کنم", "qwen2.5-14b", "lora"),
+    ("tr", "Gemma 2 9B'yi QLoRA ile eğitmek konusunda bir uzmanla konuşmak istiyorum", "gemma-2-9b", "qlora"),
+])
+def test_values_in_a_request_for_a_person_go_with_the_handoff(conversation, lang, message, model_id, method):
+    c = conversation()
+    replies = c.say(message)
+    assert_language(replies, lang)
+    assert "/affirm" in payloads(replies)                   # the handoff's consent question
+    slots = tracker_slots(c)
+    assert (slots["model_id"], slots["method"]) == (model_id, method)   # the ticket will carry them
