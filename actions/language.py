@@ -31,8 +31,8 @@ from rasa_sdk.executor import CollectingDispatcher
 from rasa_sdk.forms import ValidationAction
 from rasa_sdk.types import DomainDict
 
-from actions.common import (DEFAULT_LANGUAGE, LANGUAGES, UNCERTAIN_INTENTS, latest_intent, payload_entities,
-                            previous_turn_answer)
+from actions.common import (DEFAULT_LANGUAGE, LANGUAGES, UNCERTAIN_INTENTS, conversation_language, latest_intent,
+                            payload_entities, previous_turn_answer)
 
 # Intents whose message the estimate form reads itself, or that carry no job values worth keeping; inside the
 # estimate form a not-understood message is read by the form too (a hint and the question again).
@@ -85,10 +85,11 @@ def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
             or text.startswith("/"):
         return {}
     # The form's own reader, with its notes (ambiguity, currency) left unsaid: the rule's answer comes first.
-    updates = ValidateEstimateForm._from_text(Silent(), text, None)
+    updates = ValidateEstimateForm._from_text(Silent(), text, None, conversation_language(tracker))
     updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
     # Every slot the form's reader fills (model notes such as model_unrecognised included), not its bookkeeping.
     return {name: value for name, value in updates.items() if name not in NOT_JOB_SLOTS}
+
 
 # Bot responses that end in a yes/no offer, and what a "yes" to them asks for (domain/responses_*.yml).
 OFFERS: Dict[Text, Text] = {
