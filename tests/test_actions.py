@@ -692,3 +692,17 @@ async def test_after_an_faq_without_values_the_form_says_where_it_stands():
     dispatcher = CollectingDispatcher()
     await ValidateEstimateForm().run(dispatcher, thanked, DOMAIN)
     assert dispatcher.messages == []          # a thank-you: only the question follows
+
+
+def test_dialogue_texts_have_both_languages_with_the_same_placeholders():
+    import string
+
+    from actions.dialogue_text import dialogue_texts
+
+    texts = dialogue_texts()
+    assert {"noted", "missing", "job_memory"} <= set(texts)
+    for key, entry in texts.items():
+        fields = [{name for _, name, _, _ in string.Formatter().parse(getattr(entry, lang)) if name}
+                  for lang in ("fa", "tr")]
+        assert fields[0] == fields[1], f"{key}: placeholders differ between fa and tr"
+        assert not any("\u0600" <= ch <= "\u06ff" for ch in entry.tr), f"{key}: Turkish text in Arabic script"
