@@ -51,7 +51,7 @@ def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
     from bot.advisor.recommend import classify
     from bot.present.render import gb, number
 
-    from actions.dialogue_text import method_label, model_label, text
+    from actions.dialogue_text import join, method_label, model_label, text
 
     slots = tracker.slots
     if not _job_known(tracker):
@@ -70,8 +70,11 @@ def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
     card_gb = _card_gb(tracker.latest_message.get("text") or "")
     catalogue = [card for card in load_knowledge().gpus if card_gb and abs(card.vram_gb - card_gb) < 0.5]
     if catalogue:
-        status = classify(estimate.per_gpu_gib, catalogue[0].usable_gib, estimate.high_gib)
-        key = "job_card_too_small" if status == "no_fit" else "job_card_fits"
+        # Cards of the same marketed size differ in usable memory: judge on the smallest (the cautious answer),
+        # on the upper bound of the estimate's range (recommend.classify).
+        usable = min(card.usable_gib for card in catalogue)
+        status = classify(estimate.per_gpu_gib, usable, estimate.high_gib)
+        key = {"fits": "job_card_fits", "tight": "job_card_tight"}.get(status, "job_card_too_small")
         line += text(key, lang, card_gb=number(card_gb, lang, 0))
     elif advice.best is not None:
         line += text("job_best_card", lang, card=load_knowledge().gpu(advice.best.card_id).name)
@@ -83,7 +86,7 @@ def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
     if not slots.get("seq_len"):
         assumed.append(text("value_seq_len", lang, n=number(seq_len, lang, 0)))
     if assumed:
-        line += " " + text("job_assumed", lang, assumed=" + ".join(assumed))
+        line += " " + text("job_assumed", lang, assumed=join(assumed, lang))
     return line
 
 
