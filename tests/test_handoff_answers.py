@@ -58,6 +58,7 @@ async def test_a_yes_with_the_contact_takes_both(monkeypatch, text, intent, cont
     ("نمی‌خواهم ایمیلم را بدهم؛ همین‌جا پاسخ بدهید", "request_human"),
     ("لازم نیست، همینجا جواب بدین", "affirm"),
     ("buradan dönüş yapın lütfen", "inform"),
+    ("numaramı vermeyi tercih etmiyorum", "inform"),
     ("در همین گفت‌وگو جواب بدید کافیه", "inform"),
 ])
 async def test_no_contact_in_words_is_a_ticket_without_one(monkeypatch, text, intent):
