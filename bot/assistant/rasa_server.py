@@ -63,16 +63,21 @@ def build_argv(argv: List[str]) -> List[str]:
     return argv
 
 
-def _without_jax() -> None:
-    """TensorFlow 2.12 depends on JAX and imports it when installed (tensorflow/lite/python/util.py, a converter
-    helper for JAX models): about 105 MB of resident memory the Rasa server never uses (issue 10, target 650 MB).
-    Marked absent, that import fails the way TensorFlow expects when JAX is not installed."""
-    sys.modules.setdefault("jax", None)  # type: ignore[arg-type]
+# Optional imports of TensorFlow/Keras that the Rasa server never uses, with the resident memory they take (issue 10,
+# target 650 MB): JAX (TF 2.12 depends on it; tensorflow/lite/python/util.py imports it for a converter helper,
+# 105 MB) and h5py (Keras' .h5 model files; Rasa's models are not stored that way, 12 MB). Both are imported in
+# try/except ImportError blocks, which take the "not installed" branch when the module is marked absent.
+UNUSED_OPTIONAL_MODULES = ("jax", "h5py")
+
+
+def _without_unused_optional_modules() -> None:
+    for name in UNUSED_OPTIONAL_MODULES:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     os.environ.setdefault("SANIC_REQUEST_MAX_SIZE", str(DEFAULT_MAX_BODY))
-    _without_jax()
+    _without_unused_optional_modules()
     private_umask()
     from bot.tickets.pii import install_log_redaction
 
