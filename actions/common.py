@@ -109,3 +109,15 @@ def previous_turn_answer(tracker: Tracker) -> Optional[str]:
     if len(turns) < 2:
         return None
     return turn_answer(*turns[-2])
+
+
+def recent_bot_texts(tracker: Tracker) -> set:
+    """The texts the bot sent in its previous turn and so far in this one.
+
+    A message is never sent twice in a row word for word (issue 13: "Noted: ..." after an answered question was the
+    same line the customer had just read).
+    """
+    turns = user_turns(list(tracker.events))
+    followers = [event for _, events in turns[-2:] for event in events]
+    return {str(event.get("text")).strip() for event in followers
+            if event.get("event") == "bot" and event.get("text")}

@@ -21,7 +21,7 @@ from rasa_sdk.types import DomainDict
 
 from actions.common import (CONTRACT_SLOTS, FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
                             VOLUME_SLOTS, actions_before_form_run, conversation_language, is_interruption,
-                            latest_intent, payload_entities)
+                            latest_intent, payload_entities, recent_bot_texts)
 from actions.fallback import FAILED_TURNS_BEFORE_HANDOFF_OFFER, count_failed_turn
 
 METHODS = ("full", "lora", "qlora")
@@ -170,7 +170,9 @@ class ValidateEstimateForm(FormValidationAction):
             from actions.dialogue_text import noted_message
 
             message = noted_message(slots, conversation_language(tracker))
-            if message:
+            # Said only when it tells something the customer has not just read: the same line right after the
+            # previous turn's would be a repeat (the question's own second wording follows instead).
+            if message and message.strip() not in recent_bot_texts(tracker):
                 dispatcher.utter_message(text=message)
         events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
         return events + self._question_variant(tracker, next_slot)

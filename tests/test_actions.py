@@ -706,3 +706,33 @@ def test_dialogue_texts_have_both_languages_with_the_same_placeholders():
                   for lang in ("fa", "tr")]
         assert fields[0] == fields[1], f"{key}: placeholders differ between fa and tr"
         assert not any("\u0600" <= ch <= "\u06ff" for ch in entry.tr), f"{key}: Turkish text in Arabic script"
+
+
+def test_resumed_form_does_not_repeat_the_noted_line_the_customer_just_read():
+    """After an answered question with nothing new, the "Noted: ..." line of the previous turn is not sent again."""
+    import asyncio
+
+    from rasa_sdk import Tracker
+    from rasa_sdk.executor import CollectingDispatcher
+
+    from actions.dialogue_text import noted_message
+    from actions.forms import ValidateEstimateForm
+
+    slots = {"language": "tr", "model": "Llama 3.1 8B", "model_id": "llama-3.1-8b", "model_size_b": 8.0,
+             "requested_slot": "method"}
+    noted = noted_message(slots, "tr")
+    events = [
+        {"event": "user", "text": "llama 3.1 8b", "parse_data": {"intent": {"name": "inform"}}},
+        {"event": "bot", "text": noted},
+        {"event": "bot", "text": "Hangi yöntemle?"},
+        {"event": "action", "name": "action_listen"},
+        {"event": "user", "text": "fiyatlara kdv dahil mi?", "parse_data": {"intent": {"name": "faq_prices"}}},
+        {"event": "action", "name": "action_answer_faq"},
+        {"event": "bot", "text": "Fiyatlar KDV hariçtir."},
+        {"event": "action", "name": "estimate_form"},
+    ]
+    tracker = Tracker("t", slots, {"text": "fiyatlara kdv dahil mi?", "intent": {"name": "faq_prices"}}, events,
+                      False, None, {"name": "estimate_form"}, "action_listen")
+    dispatcher = CollectingDispatcher()
+    asyncio.run(ValidateEstimateForm().run(dispatcher, tracker, {"slots": {}, "forms": {}}))
+    assert noted not in [m.get("text") for m in dispatcher.messages]
