@@ -15,7 +15,7 @@ from rasa_sdk import Action, Tracker
 from rasa_sdk.events import SlotSet
 from rasa_sdk.executor import CollectingDispatcher
 
-from actions.common import conversation_language
+from actions.common import conversation_language, recent_bot_texts
 
 logger = logging.getLogger(__name__)
 
@@ -173,8 +173,14 @@ class ActionEstimate(Action):
         # glosses and the "approximate, test first" line only come with the first estimate of the conversation.
         previous = tracker.get_slot("estimate_summary")
         first_estimate = previous is None
-        dispatcher.utter_message(text=render_advice(advice, lang, quote_offer=False, first=first_estimate,
-                                                    previous=previous))
+        answer = render_advice(advice, lang, quote_offer=False, first=first_estimate, previous=previous)
+        if answer.strip() in recent_bot_texts(tracker):
+            # A change that moves nothing (a higher budget, the same card) would send the same message twice in a
+            # row: it leads with the recalculation instead.
+            from actions.dialogue_text import text as dialogue_text
+
+            answer = dialogue_text("recalculated_same", lang) + "\n" + answer
+        dispatcher.utter_message(text=answer)
         events = [SlotSet("estimate_summary", estimate_summary(advice))]
         if tracker.get_slot("model_version_assumed"):
             # "qwen 14b": the newest release of that size was used; said once, with the first estimate after it

@@ -283,6 +283,26 @@ async def test_estimate_answers_in_turkish_with_chart_and_summary(tmp_path, monk
     assert render_estimate_hint(advice, tracker.get_slot("language") or "fa") in text
 
 
+async def test_a_recalculation_that_moves_nothing_is_not_the_same_message_twice(tmp_path, monkeypatch):
+    """A budget raised after an estimate: same card, same figures; the answer leads with the recalculation."""
+    monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
+    slots = {**ESTIMATE_SLOTS, "language": "tr"}
+    first = CollectingDispatcher()
+    events = await ActionEstimate().run(first, make_tracker("bütçem 50 dolar", slots=slots), DOMAIN)
+    slots = {**slots, **as_dict(events)}                      # a recalculation: no glosses, as the next one
+    again = CollectingDispatcher()
+    events = await ActionEstimate().run(again, make_tracker("bütçem 50 dolar", slots=slots), DOMAIN)
+    answer = next(m["text"] for m in again.messages if m.get("text"))
+    tracker = make_tracker("bütçem 60 dolar", slots={**slots, **as_dict(events)})
+    tracker.events[-1:-1] = [{"event": "user", "text": "bütçem 50 dolar"}, {"event": "bot", "text": answer},
+                             {"event": "action", "name": "action_listen"}]
+    second = CollectingDispatcher()
+    await ActionEstimate().run(second, tracker, DOMAIN)
+    texts = [m["text"] for m in second.messages if m.get("text")]
+    assert answer not in texts
+    assert texts[0].startswith("Yeniden hesapladım") and answer in texts[0]
+
+
 async def test_telegram_gets_the_chart_file_before_the_reply(tmp_path, monkeypatch):
     monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
     tracker = make_tracker("7B", slots={**ESTIMATE_SLOTS, "seq_len": 1024.0})
