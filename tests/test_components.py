@@ -148,6 +148,7 @@ def test_guard_leaves_messages_without_job_values_or_with_a_real_intent(router, 
     ("RTX 4090 ile Llama 3.1 8B QLoRA ne kadar sürer?", "tr", "estimate", "estimate"),   # a catalogue card
     ("H100 mü A100 mü daha iyi?", "tr", "faq_h100_vs_a100", "faq_h100_vs_a100"),     # the general question
     ("70B QLoRA ile H200'e sığar mı?", "tr", "own_card", "inform"),                   # a catalogue card and a job
+    ("qwen2.5 7b mi llama 3.1 8b mi daha az bellek ister", "tr", "faq_13b_24gb", "compare_options"),
     ("evde bir 4090 var, sığar mı?", "tr", "own_card", "own_card"),
 ])
 def test_guard_sends_an_own_card_or_a_comparison_to_its_answer(router, text, language, intent, expected):
@@ -156,12 +157,71 @@ def test_guard_sends_an_own_card_or_a_comparison_to_its_answer(router, text, lan
     assert message.get("intent")["name"] == expected
 
 
-def test_guard_leaves_a_fallback_between_an_faq_and_another_intent(router):
+def test_guard_answers_a_fallback_between_an_faq_and_an_estimate_with_the_better_ranked(router):
+    """Both answers keep the values (the FAQ answer uses the job), so a close call is no misunderstanding."""
     ranking = [{"name": "nlu_fallback", "confidence": 0.3}, {"name": "faq_data_prep", "confidence": 0.49},
                {"name": "inform", "confidence": 0.46}]
     message = _process(router, "LoRA 8B için uygun veri formatı nedir?", detected_language="tr",
                        intent=ranking[0], intent_ranking=ranking)
+    assert message.get("intent")["name"] == "faq_data_prep"
+
+
+@pytest.mark.parametrize("first,second,expected", [
+    ("thank", "goodbye", "thank"),                          # "thanks, that's all for now"
+    ("request_quote", "order_multi_gpu", "order_multi_gpu"),  # the ordering answer offers the quote itself
+    ("inform", "faq_methods", "inform"),                    # "with QLoRA, what then?" after an estimate
+])
+def test_guard_resolves_a_close_call_between_intents_whose_answers_cover_each_other(router, first, second,
+                                                                                  expected):
+    ranking = [{"name": "nlu_fallback", "confidence": 0.3}, {"name": first, "confidence": 0.36},
+               {"name": second, "confidence": 0.35}]
+    message = _process(router, "bir şey", detected_language="tr", intent=ranking[0], intent_ranking=ranking)
+    assert message.get("intent")["name"] == expected
+
+
+@pytest.mark.parametrize("first,second,top", [
+    ("complaint", "faq_invoice", 0.4),   # a complaint is not covered by the invoice FAQ
+    ("thank", "goodbye", 0.2),           # a weak guess is a misunderstanding
+])
+def test_guard_keeps_the_fallback_for_other_close_calls(router, first, second, top):
+    ranking = [{"name": "nlu_fallback", "confidence": 0.3}, {"name": first, "confidence": top},
+               {"name": second, "confidence": top - 0.01}]
+    message = _process(router, "bir şey", detected_language="tr", intent=ranking[0], intent_ranking=ranking)
     assert message.get("intent")["name"] == "nlu_fallback"
+
+
+@pytest.mark.parametrize("text,intent", [
+    ("teşekkürler, qlora ile nasıl olur?", "thank"),
+    ("نه نه، با lora حساب کن", "deny"),
+    ("ممنون، با qlora چطور؟", "nlu_fallback"),
+])
+def test_guard_reads_a_changed_method_in_a_thanks_or_a_no_as_a_change_of_the_job(router, text, intent):
+    ranking = [{"name": intent, "confidence": 0.6}, {"name": "thank", "confidence": 0.28}]
+    message = _process(router, text, detected_language=None, intent=ranking[0], intent_ranking=ranking)
+    assert message.get("intent")["name"] == "inform"
+
+
+@pytest.mark.parametrize("text,mash", [
+    ("asdf jkjk ççç", True), ("ثقفثقف ضصضص", True), ("qweqwe zxzx", True), ("asdkjh", True),
+    ("hmm", False), ("dede", False), ("baba", False), ("teşekkürler", False), ("سلام", False), ("llama 8b", False),
+    ("نه نه", False), ("haha", False),
+])
+def test_keyboard_mash_is_recognised_word_by_word(text, mash):
+    from bot.assistant.components.language_normalizer import is_keyboard_mash
+
+    assert is_keyboard_mash(text) is mash
+
+
+def test_guard_sends_keyboard_mash_to_the_fallback_whatever_the_classifier_guessed(router):
+    message = _process(router, "asdf jkjk", detected_language="tr", intent={"name": "out_of_scope", "confidence": 0.5})
+    assert message.get("intent")["name"] == "nlu_fallback"
+
+
+def test_guard_answers_a_card_size_question_about_a_job_with_the_memory_faq(router):
+    ranking = [{"name": "own_card", "confidence": 0.65}]
+    message = _process(router, "Mistral 7B kullanıyoruz, 16 GB'lık kart yeter mi?", detected_language="tr",
+                       intent=ranking[0], intent_ranking=ranking)
+    assert message.get("intent")["name"] == "faq_vram"
 
 
 def test_components_in_a_trained_pipeline(tmp_path):

@@ -44,9 +44,66 @@ JOB_VALUE_FIELDS = ("model_id", "model_size_b", "seq_len", "budget_usd")
 OWN_CARD_INTENT = "own_card"
 COMPARE_INTENT = "compare_options"
 OWN_CARD_MISTAKEN_FOR = ("estimate", "inform", "faq_13b_24gb", "faq_vram") + VALUE_BLIND_INTENTS
-COMPARE_MISTAKEN_FOR = ("estimate", "inform")
+# An FAQ about memory ("13B on 24 GB?", "how much VRAM?") is what a bag of n-grams sees in "qwen2.5 7b mi llama 3.1
+# 8b mi daha az bellek ister?"; two options named by the parser make it a comparison for the job.
+COMPARE_MISTAKEN_FOR = ("estimate", "inform", "faq_13b_24gb", "faq_vram")
+# Social answers that ignore the values of the message: "thanks, and with QLoRA?", "no no, compute it with LoRA" are
+# changes of the job (held-out change_of_mind, language_switch), not a thank-you or a bare "no". With these intents
+# a method alone is a value too (it is not a question about the method, which the classifier gives to an FAQ).
+SOCIAL_VALUE_BLIND_INTENTS = ("thank", "deny")
+# A fallback torn between two intents whose answers cover each other (both keep the values, both answer the
+# customer) is no misunderstanding: the better-ranked one answers. An FAQ and an estimate (the FAQ answer uses the
+# job; the estimate re-computes it), thanks and goodbye (a closing "thanks, that's all for now"). Ordering several
+# GPUs and asking for a quote: the ordering answer explains the quote and offers it, so it answers both.
+COVERING_PAIRS = ({"thank", "goodbye"},)
+COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi_gpu"}
+JOB_INTENTS = ("estimate", "inform")
 ALL_VALUE_FIELDS = JOB_VALUE_FIELDS + ("budget_unlimited", "examples", "avg_tokens", "total_tokens", "epochs",
                                        "gpus")
+
+
+# Below this confidence the top intent is a weak guess (config.yml, FallbackClassifier threshold 0.3).
+AMBIGUITY_FLOOR = 0.3
+MEMORY_FAQ_INTENT = "faq_vram"
+# Keyboard rows (Q layout with its Turkish letters, Persian standard layout): "asdf", "qwer", «ضصثق» typed by
+# running a finger along a row.
+KEYBOARD_ROWS = ("qwertyuıopğü", "asdfghjklşi", "zxcvbnmöç", "qwertyuiop", "asdfghjkl", "zxcvbnm",
+                 "ضصثقفغعهخحجچ", "شسیبلاتنمکگ", "ظطزرذدپو")
+
+
+def _mashed_word(word: str) -> bool:
+    """One word typed at random: a letter three times or more ("ççç", «سسس»), or a run of three or more
+    neighbouring keys of one keyboard row, possibly repeated ("asdf", "jkjk", "qweqwe", «ضصضص», «ثقفثقف»). Real
+    words made of a repeated syllable ("dede", "baba") are not runs along a row."""
+    if len(word) < 3 or not word.isalpha():
+        return False
+    if len(set(word)) == 1:
+        return True
+    for size in range(2, len(word) + 1):
+        unit = word[:size]
+        repeated = unit * (len(word) // size) + unit[: len(word) % size]
+        if repeated == word and _along_a_row(unit):
+            return True
+    # Runs of three or more keys one after another ("asdkjh" = "asd" + "kjh").
+    return _split_into_runs(word)
+
+
+def _along_a_row(keys: str) -> bool:
+    return any(keys in row or keys in row[::-1] for row in KEYBOARD_ROWS)
+
+
+def _split_into_runs(word: str) -> bool:
+    if not word:
+        return True
+    return any(_along_a_row(word[:size]) and _split_into_runs(word[size:]) for size in range(3, len(word) + 1)
+               if len(word) - size == 0 or len(word) - size >= 3)
+
+
+def is_keyboard_mash(text: str) -> bool:
+    """Every word of the message is keyboard mash: nothing to understand, whatever the classifier guesses."""
+    words = [w for w in text.casefold().replace("\u200c", " ").split() if any(ch.isalpha() for ch in w)]
+    words = ["".join(ch for ch in w if ch.isalpha()) for w in words]
+    return bool(words) and all(_mashed_word(w) for w in words)
 
 
 def _source_fingerprint(*modules: Any) -> str:
@@ -133,9 +190,38 @@ class IntentGuard(GraphComponent):
         message.set(INTENT_RANKING_KEY, ranking, add_to_output=True)
 
     @staticmethod
+    def _ambiguity_resolved(message: Message) -> Optional[Text]:
+        """The intent that answers a fallback caused only by two close intents whose answers cover each other."""
+        if (message.get(INTENT) or {}).get("name") != NO_WORDS_INTENT:
+            return None
+        ranked = [r for r in message.get(INTENT_RANKING_KEY) or [] if r.get("name") != NO_WORDS_INTENT][:2]
+        if len(ranked) < 2 or float(ranked[0].get("confidence") or 0) < AMBIGUITY_FLOOR:
+            return None  # a weak guess, not two strong ones
+        first, second = str(ranked[0].get("name")), str(ranked[1].get("name"))
+        pair = frozenset({first, second})
+        if pair in COVERING_WINNER:
+            return COVERING_WINNER[pair]
+        faq_and_job = any(name.startswith("faq_") for name in pair) and any(name in JOB_INTENTS for name in pair)
+        if faq_and_job or set(pair) in COVERING_PAIRS:
+            return first
+        return None
+
+    @staticmethod
+    def _card_size_question(message: Message) -> bool:
+        """ "We use Llama 3.1 8B, is a 24 GB card enough?": a question about a card size, answered by the memory
+        FAQ with the job's line (the method assumed and said), not the method question of the form."""
+        from actions.faq import _card_gb
+        from actions.forms import is_question
+
+        text = message.get(TEXT) or ""
+        return bool(_card_gb(text)) and is_question(text)
+
+    @staticmethod
     def _values_lost(message: Message) -> bool:
         """The answer to this intent would ignore the message's values (a greeting, "I did not understand")."""
         intent = (message.get(INTENT) or {}).get("name")
+        if intent in SOCIAL_VALUE_BLIND_INTENTS:
+            return True
         if intent not in VALUE_BLIND_INTENTS:
             return False
         if intent == NO_WORDS_INTENT:
@@ -156,17 +242,27 @@ class IntentGuard(GraphComponent):
             # "32B LoRA eğitimi RTX PRO 6000'e sığar mı?": a catalogue card, no card of the customer's own - with
             # job values it is an estimate request.
             job = any(getattr(parsed, name, None) not in (None, False) for name in JOB_VALUE_FIELDS)
-            return JOB_VALUES_INTENT if job and not getattr(parsed, "own_gpu", None) else None
+            if not job or getattr(parsed, "own_gpu", None):
+                return None
+            return MEMORY_FAQ_INTENT if IntentGuard._card_size_question(message) else JOB_VALUES_INTENT
         if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
             return OWN_CARD_INTENT
         if getattr(parsed, "compare", None) and intent in COMPARE_MISTAKEN_FOR:
             return COMPARE_INTENT
         return None
 
+    @staticmethod
+    def _value_fields(message: Message) -> tuple:
+        intent = (message.get(INTENT) or {}).get("name")
+        ranked = [r.get("name") for r in message.get(INTENT_RANKING_KEY) or [] if r.get("name") != NO_WORDS_INTENT]
+        social = intent in SOCIAL_VALUE_BLIND_INTENTS or (
+            intent == NO_WORDS_INTENT and bool(ranked) and ranked[0] in SOCIAL_VALUE_BLIND_INTENTS + JOB_INTENTS)
+        return JOB_VALUE_FIELDS + ("method",) if social else JOB_VALUE_FIELDS
+
     def process(self, messages: List[Message]) -> List[Message]:
         for message in messages:
             text = message.get(TEXT) or ""
-            if not any(ch.isalnum() for ch in text):
+            if not any(ch.isalnum() for ch in text) or is_keyboard_mash(text):
                 self._override(message, NO_WORDS_INTENT)
             elif self.is_pasted_config(text):
                 # A config.json pasted into the chat (issue 9 #8) reads as English or anything: it gives the model
@@ -175,6 +271,8 @@ class IntentGuard(GraphComponent):
                 self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
             elif self._own_card_or_comparison(message):
                 self._override(message, self._own_card_or_comparison(message))
-            elif self._values_lost(message) and self.carries_values(text, JOB_VALUE_FIELDS):
+            elif self._ambiguity_resolved(message):
+                self._override(message, self._ambiguity_resolved(message))
+            elif self._values_lost(message) and self.carries_values(text, self._value_fields(message)):
                 self._override(message, JOB_VALUES_INTENT)
         return messages
