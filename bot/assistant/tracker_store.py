@@ -23,9 +23,9 @@ Here the store keeps, per conversation, a checkpoint (table `tracker_checkpoints
 before its recent turns, written as the events that recreate it (the slots that were set, the active form, a pause).
 `retrieve` reads the checkpoint and only the events after it, so the tracker Rasa works with holds the last
 `keep_turns` finished user turns and the one in progress: `save` moves the checkpoint forward by a turn each time
-(replaying one turn onto the previous state: about 0.5 ms). Every
-event stays in the `events` table: the staff page and `GET /conversations/<id>/tracker` read the full history
-(`retrieve_full_tracker`). The recent turns are enough for what looks back: rules and memoization (at most 3
+(replaying one turn onto the previous state: about 0.5 ms). Every event stays in the `events` table: the staff page,
+`GET /conversations/<id>/tracker` and a resumed socket.io session read the full history (`retrieve_full_tracker`).
+The recent turns are enough for what looks back: rules and memoization (at most 3
 turns), the previous turn's offer or answer, the handoff's trigger and its 12-message excerpt (bot/tickets/store.py).
 A new session (SessionStarted after the checkpoint) starts from its own events, as in Rasa.
 
