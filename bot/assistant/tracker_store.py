@@ -157,7 +157,11 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
                                            connect_args={"check_same_thread": False})
             sa.event.listen(self.engine, "connect", _sqlite_write_ahead_log)
             self.sessionmaker = sa.orm.sessionmaker(bind=self.engine)
-        _CheckpointBase.metadata.create_all(self.engine)
+        try:
+            _CheckpointBase.metadata.create_all(self.engine)
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError) as error:
+            # Two Rasa instances starting on a fresh database race to create the table; one of them wins.
+            logger.warning("tracker_checkpoints not created here (%s); another instance may have created it", error)
 
     # --- loading -------------------------------------------------------------------------------------------------
     # SQLAlchemy Core statements, not the ORM: the ORM's unit of work, identity map and query building were a fifth
