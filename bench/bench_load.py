@@ -152,16 +152,38 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def process_cpu_s(pid: int) -> float:
+    """CPU time (user + system, all threads) a process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError, IndexError):
+        return 0.0
+
+
+def postgres_backends(database: str) -> List[int]:
+    import psycopg2
+
+    with psycopg2.connect("postgresql://postgres@127.0.0.1:5432/postgres") as conn, conn.cursor() as cur:
+        cur.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (database,))
+        return [row[0] for row in cur.fetchall()]
+
+
 def cpu_seconds(cluster: Cluster) -> Dict[str, float]:
-    """CPU time (user + system) each process of the cluster has used so far."""
-    tick = os.sysconf("SC_CLK_TCK")
+    """CPU time used so far by each process of the cluster, the PostgreSQL backends serving its database, the Redis
+    server (shared with other users of the machine) and this load generator."""
+    import redis
+
     found: Dict[str, float] = {}
     for program in PROGRAMS:
         try:
-            fields = Path(f"/proc/{cluster.pid(program)}/stat").read_text().rsplit(")", 1)[1].split()
-            found[program] = (int(fields[11]) + int(fields[12])) / tick
-        except (ValueError, OSError, IndexError):
+            found[program] = process_cpu_s(cluster.pid(program))
+        except ValueError:
             found[program] = 0.0
+    found["postgresql (backends of the bench database)"] = sum(
+        process_cpu_s(pid) for pid in postgres_backends(cluster.database))
+    found["redis-server (shared)"] = process_cpu_s(int(redis.Redis().info()["process_id"]))
+    found["load generator (this script)"] = time.process_time()
     return found
 
 
@@ -245,14 +267,18 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
     ]
     if open_run.errors or one.errors or two.errors:
         lines += ["", "Errors: " + ", ".join(sorted(set(one.errors + two.errors + open_run.errors)))[:500]]
-    lines += ["", "## Memory after the run (VmRSS), CPU per turn in the one-instance run", "",
+    lines += ["", "## Memory after the run (VmRSS), CPU per turn in the first one-instance run", "",
               "| process | MB | CPU ms per turn |", "|---|---|---|"]
-    lines += [f"| {name} | {value:.0f} | {cpu.get(name, 0.0):.1f} |" for name, value in mem.items()]
+    lines += [f"| {name} | {mem.get(name, float('nan')):.0f} | {value:.1f} |" for name, value in cpu.items()]
+    total = sum(cpu.values())
+    lines += ["", f"All of it: **{total:.1f} ms of CPU per turn**, so {os.cpu_count()} cores can serve at most about "
+                  f"**{os.cpu_count() * 1000 / total:.0f} turns/s** whatever the number of Rasa instances (and less "
+                  "while other work runs on the machine). Rasa's own share is "
+                  f"{cpu.get('rasa-a', 0.0) / total:.0%}."]
     lines += ["", "Runs one by one (turns/s): " + "; ".join(
         f"{phase.name} {phase.turns_per_s:.1f}" for phase in runs_in_order)]
-    lines += ["", "PostgreSQL, Redis and the load generator use CPU besides these (not counted: shared servers). With "
-                  "2 cores, two instances can at best double the turns of one only if Rasa's share of the CPU per "
-                  "turn is close to all of it."]
+    lines += ["", "Two instances can at best double the turns of one only when one instance cannot use the cores "
+                  "the rest leaves idle: on 2 cores that takes Rasa's share of the CPU per turn close to all of it."]
     lines += ["", f"Command: `.venv/bin/python bench/bench_load.py --closed-seconds {args.closed_seconds:.0f} "
                   f"--clients {args.clients} --repeats {args.repeats} --customers {args.customers} "
                   f"--open-seconds {args.open_seconds:.0f}`"]
