@@ -4,7 +4,7 @@ Two failed turns in a row (not understood or out of scope) end in an offer to ta
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Text
+from typing import Any, Dict, List, Optional, Text
 
 from rasa_sdk import Action, Tracker
 from rasa_sdk.events import FollowupAction, SlotSet
@@ -32,6 +32,9 @@ class ActionDefaultFallback(Action):
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        understood = await self._understood_after_all(dispatcher, tracker, domain)
+        if understood is not None:
+            return understood
         failed = int(tracker.get_slot("failed_turns") or 0) + 1
         if failed < FAILED_TURNS_BEFORE_HANDOFF_OFFER:
             # The offer replaces this explanation on the second failure, so one reply is never two prompts.
@@ -42,6 +45,36 @@ class ActionDefaultFallback(Action):
         # this, a core fallback after a rejected form turn would be predicted again and again.
         next_action = (tracker.active_loop or {}).get("name") or "action_listen"
         return count_failed_turn(dispatcher, tracker) + [FollowupAction(next_action)]
+
+
+    @staticmethod
+    async def _understood_after_all(dispatcher: CollectingDispatcher, tracker: Tracker,
+                                    domain: Dict[Text, Any]) -> Optional[List[Dict[Text, Any]]]:
+        """A message the classifier could not place that the conversation explains: answered, not a failure.
+
+        * After an estimate, a message that changed the job ("خیلی گرون شد، با QLoRA چی میشه؟", "aslında model
+          13B olacak": action_validate_slot_mappings has already kept its values) is a change of mind: the
+          estimate is recalculated with it.
+        * A closing wish ("..., روز خوبی داشته باشی", "iyi çalışmalar") is a goodbye, answered in kind.
+        """
+        from actions.common import conversation_language
+        from actions.forms import ValidateEstimateForm
+        from actions.social import ActionGoodbye, returned
+
+        if latest_intent(tracker) != "nlu_fallback":
+            return None
+        active = (tracker.active_loop or {}).get("name")
+        text = tracker.latest_message.get("text") or ""
+        if not active and tracker.get_slot("estimate_summary") \
+                and ValidateEstimateForm._new_values_this_turn(tracker, {}):
+            from actions.estimate import ActionEstimate
+
+            events = await ActionEstimate().run(dispatcher, tracker, domain)
+            return [SlotSet("failed_turns", 0.0)] + list(events) + [FollowupAction("action_listen")]
+        if returned("wishes", text, conversation_language(tracker)):
+            await ActionGoodbye().run(dispatcher, tracker, domain)
+            return [SlotSet("failed_turns", 0.0), FollowupAction(active or "action_listen")]
+        return None
 
 
 class ActionDefaultAskAffirmation(Action):

@@ -756,3 +756,39 @@ def test_resumed_form_does_not_repeat_the_noted_line_the_customer_just_read():
     dispatcher = CollectingDispatcher()
     asyncio.run(ValidateEstimateForm().run(dispatcher, tracker, {"slots": {}, "forms": {}}))
     assert noted not in [m.get("text") for m in dispatcher.messages]
+
+
+async def test_a_misunderstood_message_that_changed_the_job_after_an_estimate_is_recalculated(tmp_path, monkeypatch):
+    """ "aslında model 13b olacak" read as nlu_fallback: its value was kept, so the estimate is recalculated."""
+    from actions.fallback import ActionDefaultFallback
+
+    monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
+    slots = {**ESTIMATE_SLOTS, "language": "tr", "model_id": None, "model_size_b": 13.0,
+             "estimate_summary": {"per_gpu_gib": 10.0}}
+    tracker = make_tracker("aslında model 13b olacak", intent="nlu_fallback", slots=slots)
+    tracker.events.append({"event": "slot", "name": "model_size_b", "value": 13.0})
+    dispatcher = CollectingDispatcher()
+    events = await ActionDefaultFallback().run(dispatcher, tracker, DOMAIN)
+    text = "\n".join(m.get("text") or "" for m in dispatcher.messages)
+    assert "GB" in text and "utter_default" not in responses(dispatcher)
+    assert as_dict(events)["failed_turns"] == 0.0 and "estimate_summary" in as_dict(events)
+
+
+async def test_a_misunderstood_message_without_a_change_is_still_not_understood():
+    from actions.fallback import ActionDefaultFallback
+
+    slots = {**ESTIMATE_SLOTS, "language": "tr", "estimate_summary": {"per_gpu_gib": 10.0}}
+    dispatcher = CollectingDispatcher()
+    await ActionDefaultFallback().run(dispatcher, make_tracker("şey yani", intent="nlu_fallback", slots=slots), DOMAIN)
+    assert responses(dispatcher) == ["utter_default"]
+
+
+async def test_a_misunderstood_closing_wish_is_answered_as_a_goodbye():
+    from actions.fallback import ActionDefaultFallback
+
+    dispatcher = CollectingDispatcher()
+    tracker = make_tracker("خیلی لطف کردین، روز خوبی داشته باشید", intent="nlu_fallback", slots={"language": "fa"})
+    events = await ActionDefaultFallback().run(dispatcher, tracker, DOMAIN)
+    text = "\n".join(m.get("text") or "" for m in dispatcher.messages)
+    assert "خوش" in text and "utter_default" not in responses(dispatcher)
+    assert as_dict(events)["failed_turns"] == 0.0

@@ -179,6 +179,14 @@ def test_guard_resolves_a_close_call_between_intents_whose_answers_cover_each_ot
     assert message.get("intent")["name"] == expected
 
 
+def test_guard_sends_a_fallback_between_the_comparison_and_an_faq_to_the_comparison(router):
+    ranking = [{"name": "nlu_fallback", "confidence": 0.3}, {"name": "compare_options", "confidence": 0.38},
+               {"name": "faq_lora_quality", "confidence": 0.36}]
+    message = _process(router, "bu iş için LoRA ile QLoRA arasında ne fark var?", detected_language="tr",
+                       intent=ranking[0], intent_ranking=ranking)
+    assert message.get("intent")["name"] == "compare_options"
+
+
 @pytest.mark.parametrize("first,second,top", [
     ("complaint", "faq_invoice", 0.4),   # a complaint is not covered by the invoice FAQ
     ("thank", "goodbye", 0.2),           # a weak guess is a misunderstanding

@@ -207,6 +207,12 @@ class IntentGuard(GraphComponent):
         return None
 
     @staticmethod
+    def _contenders(message: Message) -> List[Text]:
+        """The two best-ranked intents behind a fallback."""
+        return [str(r.get("name")) for r in message.get(INTENT_RANKING_KEY) or []
+                if r.get("name") != NO_WORDS_INTENT][:2]
+
+    @staticmethod
     def _card_size_question(message: Message) -> bool:
         """ "We use Llama 3.1 8B, is a 24 GB card enough?": a question about a card size, answered by the memory
         FAQ with the job's line (the method assumed and said), not the method question of the form."""
@@ -235,7 +241,7 @@ class IntentGuard(GraphComponent):
         from bot.text.parse import parse_values
 
         intent = (message.get(INTENT) or {}).get("name")
-        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT,):
+        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT, NO_WORDS_INTENT):
             return None
         parsed = parse_values(message.get(TEXT) or "")
         if intent == OWN_CARD_INTENT:
@@ -247,7 +253,9 @@ class IntentGuard(GraphComponent):
             return MEMORY_FAQ_INTENT if IntentGuard._card_size_question(message) else JOB_VALUES_INTENT
         if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
             return OWN_CARD_INTENT
-        if getattr(parsed, "compare", None) and intent in COMPARE_MISTAKEN_FOR:
+        if getattr(parsed, "compare", None) and (intent in COMPARE_MISTAKEN_FOR or (
+                intent == NO_WORDS_INTENT and COMPARE_INTENT in IntentGuard._contenders(message))):
+            # A fallback between the comparison and an FAQ on the same options: the parser found the two options.
             return COMPARE_INTENT
         return None
 
