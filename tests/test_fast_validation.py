@@ -324,3 +324,62 @@ def test_graph_runs_in_order_with_dask_results():
 
     with pytest.raises(ValueError, match="component failed"):
         run_in_order({"a": (failing,)}, ["a"])
+
+
+def test_rule_lookup_stops_at_the_longest_rule_and_finds_rasas_keys():
+    """bot.assistant.fast_rules: the rule keys that apply are the ones Rasa's full walk over the conversation finds,
+    for random rule sets (1-4 states, slots that must or must not be set, loops, conversation starts) against
+    random conversations up to 60 states, some ending with a rule's own states."""
+    import random
+
+    from bot.assistant import fast_rules
+    from rasa.core.policies.rule_policy import RulePolicy
+    from rasa.shared.core.constants import SHOULD_NOT_BE_SET
+
+    assert fast_rules.is_installed()
+    original = RulePolicy.__dict__["_get_possible_keys"]
+    assert getattr(original, fast_rules.PATCH_MARKER)
+    rng = random.Random(10)
+    intents, actions, slots = ["greet", "estimate", "faq", "goodbye"], ["action_listen", "utter_x", "form_a"], \
+        ["language", "model", "budget"]
+
+    def state(start: bool = False) -> dict:
+        s: dict = {}
+        if not start:
+            s["prev_action"] = {"action_name": rng.choice(actions)}
+        if rng.random() < 0.7:
+            s["user"] = {"intent": rng.choice(intents)}
+        if rng.random() < 0.5:
+            s["slots"] = {rng.choice(slots): rng.choice([(1.0,), SHOULD_NOT_BE_SET])}
+        if rng.random() < 0.3:
+            s["active_loop"] = {"name": rng.choice(["form_a", SHOULD_NOT_BE_SET])}
+        return s
+
+    def conversation_state(s: dict) -> dict:  # what tracker states hold: values, never SHOULD_NOT_BE_SET
+        out = {k: {kk: vv for kk, vv in v.items() if vv != SHOULD_NOT_BE_SET} for k, v in s.items()}
+        return {k: v for k, v in out.items() if v}
+
+    policy = RulePolicy.__new__(RulePolicy)  # the lookup methods use no model state
+
+    def rasa_walk(lookup: dict, states: list) -> set:  # Rasa 3.6's _get_possible_keys, verbatim
+        possible_keys = set(lookup.keys())
+        for i, s in enumerate(reversed(states)):
+            possible_keys = set(filter(lambda _key: policy._is_rule_applicable(_key, i, s), possible_keys))
+        return possible_keys
+
+    found_some = 0
+    for _ in range(300):
+        rules = []
+        for _ in range(rng.randint(5, 60)):
+            n = rng.randint(1, 4)
+            rules.append([state(start=(i == 0 and rng.random() < 0.2)) for i in range(n)])
+        lookup = {json.dumps(r, sort_keys=True): "utter_x" for r in rules}
+        length = rng.randint(1, 60)
+        states = [conversation_state(state(start=(i == 0))) for i in range(length)]
+        if rng.random() < 0.5:  # end with a rule's own states so that some rules apply
+            tail = [conversation_state(s) for s in rng.choice(rules)]
+            states = states[:max(0, length - len(tail))] + tail
+        expected = rasa_walk(lookup, states)
+        assert policy._get_possible_keys(lookup, states) == expected
+        found_some += bool(expected)
+    assert found_some > 30
