@@ -30,6 +30,24 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 from tests.servers import LOG_DIR, MODEL_PATH, ROOT, free_port
 
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+# The cluster's servers listen for minutes: ports below the kernel's ephemeral range (ip_local_port_range starts at
+# 32768), which outgoing connections of other processes never take, so a server restarted by supervisord finds its
+# port still free.
+LISTEN_PORTS = range(20000, 32000)
+
+
+def listen_port() -> int:
+    import random
+
+    for _ in range(200):
+        port = random.choice(LISTEN_PORTS)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    return free_port()
 PORT_NAMES = ("BALANCER_PORT", "RASA_A_PORT", "RASA_B_PORT", "ACTIONS_A_PORT", "ACTIONS_B_PORT",
               "ACTIONS_BALANCER_PORT", "WEB_PORT", "STAFF_PORT")
 
@@ -39,7 +57,7 @@ class RedisRelay:
 
     def __init__(self, target: Tuple[str, int] = ("127.0.0.1", 6379)) -> None:
         self.target = target
-        self.port = free_port()
+        self.port = listen_port()
         self._listener: Optional[socket.socket] = None
         self._pairs: List[Tuple[socket.socket, socket.socket]] = []
         self._lock = threading.Lock()
@@ -263,7 +281,11 @@ def start_cluster(database: str = "advisor_cluster_test", env: Optional[Dict[str
     relay = RedisRelay()
     if not redis_relay:
         relay.close()
-    ports = {name: free_port() for name in PORT_NAMES}
+    ports: Dict[str, int] = {}
+    while len(ports) < len(PORT_NAMES):
+        port = listen_port()
+        if port not in ports.values():
+            ports[PORT_NAMES[len(ports)]] = port
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "ADVISOR_CLUSTER_DIR": str(directory),
                 "ADVISOR_MODEL": str(MODEL_PATH), "TRACKER_DB_NAME": database, "REDIS_HOST": "127.0.0.1",
                 "REDIS_PORT": str(relay.port if redis_relay else 6379), "REDIS_KEY_PREFIX": f"test{uuid.uuid4().hex[:8]}",
