@@ -192,3 +192,29 @@ def test_the_customers_own_card_gets_an_answer_for_that_card(conversation, lang,
     assert_language(replies, lang)
     assert card in text and "GB" in text, text
     assert tracker_slots(c)["own_gpu"]
+
+
+# ------------------------------------------------------------------------------------ closings and keyboard mash
+
+NOT_UNDERSTOOD = {"fa": "متوجه نشدم", "tr": "anlayamadım"}
+
+
+@pytest.mark.parametrize("lang,mash", [("fa", "شسیب لاتن"), ("tr", "hjkl fdsa")])
+def test_keyboard_mash_gets_the_did_not_understand_answer(conversation, lang, mash):
+    c = conversation()
+    c.say("سلام" if lang == "fa" else "merhaba")
+    replies = c.say(mash)
+    assert_language(replies, lang)
+    assert NOT_UNDERSTOOD[lang] in joined(replies), joined(replies)
+
+
+@pytest.mark.parametrize("lang,closing,returned", [
+    ("fa", "خیلی ممنون از راهنمایی، شب خوش", "شب شما هم خوش"),
+    ("tr", "tamamdır, şimdilik bu kadar, iyi geceler", "Size de iyi geceler"),
+])
+def test_a_closing_with_a_wish_is_answered_in_kind(conversation, lang, closing, returned):
+    c = conversation()
+    c.say("فرق LoRA و QLoRA چیه؟" if lang == "fa" else "LoRA ile QLoRA farkı nedir?")
+    replies = c.say(closing)
+    assert_language(replies, lang)
+    assert returned in joined(replies) and NOT_UNDERSTOOD[lang] not in joined(replies), joined(replies)

@@ -163,3 +163,36 @@ def test_values_in_a_request_for_a_person_go_with_the_handoff(conversation, lang
     assert "/affirm" in payloads(replies)                   # the handoff's consent question
     slots = tracker_slots(c)
     assert (slots["model_id"], slots["method"]) == (model_id, method)   # the ticket will carry them
+
+
+# ------------------------------------------------------------------------- never the same message twice in a row
+
+
+@pytest.mark.parametrize("lang,start,question", [
+    ("fa", "می‌خوام Mistral 7B رو با LoRA آموزش بدم", "راستی، فاکتور رسمی هم صادر می‌کنید؟"),
+    ("tr", "Qwen2.5 14B'yi QLoRA ile eğitmek istiyoruz", "bu arada e-fatura kesiyor musunuz?"),
+])
+def test_after_a_question_without_new_values_no_message_of_the_previous_turn_comes_again(conversation, lang,
+                                                                                        start, question):
+    c = conversation()
+    before = c.say(start)
+    replies = c.say(question)
+    assert_language(replies, lang)
+    assert not set(texts(replies)) & set(texts(before)), texts(replies)
+    assert tracker_slots(c)["requested_slot"] == "seq_len"        # the form carries on
+
+
+# ------------------------------------------------------------------------- a change of mind inside thanks or a no
+
+
+@pytest.mark.parametrize("lang,job,change,method", [
+    ("fa", "Llama 3.1 8B، روش QLoRA، ۱۰۲۴ توکن، بودجه ۵۰ دلار", "مرسی از توضیح، حالا اگه LoRA بزنیم چی؟", "lora"),
+    ("tr", "Mistral 7B, LoRA, 1024 token, bütçe 40 dolar", "yok, onu QLoRA ile hesaplayalım", "qlora"),
+])
+def test_thanks_or_a_no_that_changes_a_value_after_an_estimate_recalculates(conversation, lang, job, change,
+                                                                            method):
+    c = conversation()
+    assert_estimate(c.say(job), lang)
+    replies = c.say(change)
+    assert_estimate(replies, lang)
+    assert tracker_slots(c)["method"] == method
