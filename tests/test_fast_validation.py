@@ -383,3 +383,31 @@ def test_rule_lookup_stops_at_the_longest_rule_and_finds_rasas_keys():
         assert policy._get_possible_keys(lookup, states) == expected
         found_some += bool(expected)
     assert found_some > 30
+
+
+def test_rasa_server_leaves_out_unused_modules_and_settles_memory():
+    """bot.assistant.rasa_server: TensorFlow, Keras and scikit-learn load with TensorBoard, pytest, JAX and h5py
+    marked absent (their try/except branches), without TF's TensorBoard warning; `rasa run`'s app gets the
+    listener that freezes the startup objects and gives free memory back."""
+    code = """
+import logging, sys
+from bot.assistant import rasa_server
+rasa_server._without_unused_optional_modules()
+records = []
+logging.getLogger().addHandler(type("H", (logging.Handler,), {"emit": lambda self, r: records.append(r)})())
+import tensorflow as tf, keras, sklearn.utils, skops.io  # noqa
+rasa_server._patch_rasa_run()
+from rasa.core import run
+from sanic import Sanic
+registered = []
+register = Sanic.register_listener
+Sanic.register_listener = lambda app, f, event: registered.append((f, event)) or register(app, f, event)
+run.configure_app(enable_api=False)
+assert (rasa_server._settle_memory, "after_server_start") in registered, registered
+assert float(tf.reduce_sum(tf.constant([1.0, 2.0]))) == 3.0
+assert not any("TensorBoard" in r.getMessage() for r in records), [r.getMessage() for r in records]
+print(sorted(m for m in ("tensorboard", "pytest", "jax", "h5py") if sys.modules.get(m) is not None))
+"""
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "[]"
