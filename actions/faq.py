@@ -6,13 +6,13 @@ needs about 9 GB of GPU memory; so a 24 GB card is enough." (issue 13, language 
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Text
 
 from rasa_sdk import Action, Tracker
 from rasa_sdk.executor import CollectingDispatcher
 
 from actions.common import conversation_language, latest_intent
+from bot.text.questions import card_size_gb
 
 FAQ_PREFIX = "faq_"
 # FAQ topics about memory or cards, where the customer's own job changes the answer.
@@ -23,8 +23,6 @@ COMPARISON_TOPICS = ("h100_vs_a100", "methods")
 # needing the least memory (faq_methods): the assumptions of the job line when the customer has not said them.
 ASSUMED_SEQ_LEN = 2048
 ASSUMED_METHOD = "qlora"
-# "24 GB", "24GB", "24 گیگ", "۲۴ گیگابایت" (digits are ASCII after bot.text.normalize) - a card size in the question.
-CARD_SIZE = re.compile(r"(\d{1,3})\s*(?:gb|gib|gig|g\b|گیگ|جی\s*بی|جیگ)", re.IGNORECASE)
 
 
 def faq_answer(topic: Text, lang: Text) -> Text | None:
@@ -35,13 +33,6 @@ def faq_answer(topic: Text, lang: Text) -> Text | None:
     from bot.present.render import faq_text
 
     return faq_text(topic, lang, public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
-
-
-def _card_gb(text: Text) -> Optional[float]:
-    from bot.text.normalize import normalize
-
-    match = CARD_SIZE.search(normalize(text or ""))
-    return float(match.group(1)) if match else None
 
 
 def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
@@ -67,7 +58,7 @@ def job_line(tracker: Tracker, lang: Text) -> Optional[Text]:
     estimate = advice.estimate
     line = text("job_memory", lang, model=model_label(slots, lang), method=method_label(method, lang),
                 seq_len=number(seq_len, lang, 0), gib=gb(estimate.per_gpu_gib, lang))
-    card_gb = _card_gb(tracker.latest_message.get("text") or "")
+    card_gb = card_size_gb(tracker.latest_message.get("text") or "")
     catalogue = [card for card in load_knowledge().gpus if card_gb and abs(card.vram_gb - card_gb) < 0.5]
     if catalogue:
         # Cards of the same marketed size differ in usable memory: judge on the smallest (the cautious answer),

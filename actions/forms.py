@@ -19,6 +19,7 @@ from rasa_sdk.executor import CollectingDispatcher
 from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
 from rasa_sdk.types import DomainDict
 
+from bot.text.questions import is_question
 from actions.common import (CONTRACT_SLOTS, FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
                             VOLUME_SLOTS, actions_before_form_run, conversation_language, is_interruption,
                             latest_intent, payload_entities, recent_bot_texts)
@@ -114,17 +115,6 @@ def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, 
 # The parser's fields that answer each form question.
 ANSWER_FIELDS = {"model": ("model_id", "model_size_b"), "method": ("method",), "seq_len": ("seq_len",),
                  "budget": ("budget_usd", "budget_unlimited", "hourly_cap")}
-# Signs that a message asks something: a question mark, Turkish question particles (written apart: "yeter mi"),
-# Persian question words. A reply that only gives the asked value has none of them.
-QUESTION_MARKS = ("?", "؟")
-QUESTION_WORDS = re.compile(r"(?:^|\s)(?:m[iıuü]|m[iıuü]s[iıuü]n(?:[iı]z)?|m[iıuü]y[iıuü]m|nedir|neden|nas[iı]l|"
-                            r"hangi|ka[cç]|آیا|چقدر|چند|چیه|چیست|چطور|چرا|کدام|کدوم|میشه|می‌شود)(?=$|[^\w\u200c])")
-
-
-def is_question(text: Text) -> bool:
-    return any(mark in text for mark in QUESTION_MARKS) or bool(QUESTION_WORDS.search(text.lower()))
-
-
 def answers_requested_slot(text: Text, requested: Optional[Text]) -> bool:
     """The message gives the value the form asked for (parsed with that expectation)."""
     from bot.text.parse import parse_values

@@ -192,7 +192,7 @@ def _declined(intent: Optional[str], text: str) -> Optional[str]:
     """bot.text.replies.declines_contact, except in a question a rule answers ("bu sohbetin kaydı tutuluyor mu?"
     names "this chat" but asks about KVKK): that question is answered first, then the form asks again; and except
     in a goodbye ("gerek yok, hoşça kalın"), which leaves the handoff without a ticket."""
-    from actions.forms import is_question
+    from bot.text.questions import is_question
 
     declined = declines_contact(text)
     if declined and (intent == "goodbye" or interrupts_handoff(intent) and is_question(text)):

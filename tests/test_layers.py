@@ -97,6 +97,20 @@ def test_the_rasa_glue_lives_in_bot_assistant():
     assert not offending, "\n".join(offending)
 
 
+def test_the_library_never_imports_the_actions():
+    """actions/ adapts bot/ to rasa_sdk; bot/ (the NLU components inside the Rasa server included) never reaches
+    back into actions/."""
+    offending = []
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+            offending += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                          if n.split(".")[0] == "actions"]
+    assert not offending, "\n".join(offending)
+
+
 def test_config_files_name_classes_that_exist():
     """config.yml, credentials*.yml and endpoints*.yml point at classes under bot.assistant."""
     import yaml

@@ -216,11 +216,10 @@ class IntentGuard(GraphComponent):
     def _card_size_question(message: Message) -> bool:
         """ "We use Llama 3.1 8B, is a 24 GB card enough?": a question about a card size, answered by the memory
         FAQ with the job's line (the method assumed and said), not the method question of the form."""
-        from actions.faq import _card_gb
-        from actions.forms import is_question
+        from bot.text.questions import card_size_gb, is_question
 
         text = message.get(TEXT) or ""
-        return bool(_card_gb(text)) and is_question(text)
+        return bool(card_size_gb(text)) and is_question(text)
 
     @staticmethod
     def _values_lost(message: Message) -> bool:
