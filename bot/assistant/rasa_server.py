@@ -22,7 +22,7 @@ import logging
 import os
 import sys
 import urllib.parse
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from bot.origins import allowed_origins
 from bot.secret_files import private_umask, read_secret
@@ -37,21 +37,28 @@ def _decode_conversation_id(request: Any) -> None:
         match["conversation_id"] = urllib.parse.unquote(match["conversation_id"])
 
 
+def _extend_app_factory(module: Any, name: str, marker: str, extend: Callable[[Any], Any]) -> None:
+    """Wrap `module.name`, a function that builds a Sanic app, so that `extend(app)` runs on every app it builds
+    (once: a wrapped factory carries `marker`)."""
+    original = getattr(module, name)
+    if getattr(original, marker, False):
+        return
+
+    def factory(*args: Any, **kwargs: Any):
+        app = original(*args, **kwargs)
+        extend(app)
+        return app
+
+    setattr(factory, marker, True)
+    setattr(module, name, factory)
+
+
 def _patch_rasa_app() -> None:
     """Register the conversation-id decoding on the app Rasa builds for its HTTP API."""
     from rasa import server
 
-    original = server.create_app
-    if getattr(original, "_decodes_ids", False):
-        return
-
-    def create_app(*args: Any, **kwargs: Any):
-        app = original(*args, **kwargs)
-        app.register_middleware(_decode_conversation_id, "request")
-        return app
-
-    create_app._decodes_ids = True  # type: ignore[attr-defined]
-    server.create_app = create_app
+    _extend_app_factory(server, "create_app", "_decodes_ids",
+                        lambda app: app.register_middleware(_decode_conversation_id, "request"))
 
 
 def build_argv(argv: List[str]) -> List[str]:
@@ -117,17 +124,8 @@ def _patch_rasa_run() -> None:
     """Settle the memory of every app `rasa run` configures (with or without the HTTP API) once it serves."""
     from rasa.core import run
 
-    original = run.configure_app
-    if getattr(original, "_settles_memory", False):
-        return
-
-    def configure_app(*args: Any, **kwargs: Any):
-        app = original(*args, **kwargs)
-        app.register_listener(_settle_memory, "after_server_start")
-        return app
-
-    configure_app._settles_memory = True  # type: ignore[attr-defined]
-    run.configure_app = configure_app
+    _extend_app_factory(run, "configure_app", "_settles_memory",
+                        lambda app: app.register_listener(_settle_memory, "after_server_start"))
 
 
 def main(argv: Optional[List[str]] = None) -> None:
