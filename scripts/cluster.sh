@@ -15,6 +15,7 @@ export RASA_TELEMETRY_ENABLED=false SQLALCHEMY_SILENCE_UBER_WARNING=1
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 BIN=$ROOT/.venv/bin
+. "$ROOT/scripts/common.sh"
 
 export ADVISOR_ROOT=$ROOT
 export BALANCER_BIND=${BALANCER_BIND:-127.0.0.1} BALANCER_PORT=${BALANCER_PORT:-5000}
@@ -40,14 +41,6 @@ export RASA_URL=${RASA_URL:-http://127.0.0.1:$BALANCER_PORT}   # staff replies g
 DB_URL="postgresql://$TRACKER_DB_USER${TRACKER_DB_PASSWORD:+:$TRACKER_DB_PASSWORD}@$TRACKER_DB_HOST:5432/$TRACKER_DB_NAME"
 export TICKETS_DB_URL=${TICKETS_DB_URL:-$DB_URL}
 
-secret() {  # name file: the variable's value, else the file's (created once, private)
-  local name=$1 file=$2
-  if [ -z "${!name:-}" ]; then
-    [ -s "$file" ] || (umask 077; head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > "$file")
-    printf -v "$name" '%s' "$(cat "$file")"
-  fi
-  export "${name?}"
-}
 secret RASA_TOKEN var/rasa-token
 secret STAFF_TOKEN var/staff-token
 secret ACTION_SERVER_TOKEN var/action-token
@@ -95,16 +88,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 CONF=$ROOT/deploy/supervisor/cluster.conf
-$BIN/supervisord -c "$CONF" &
-SUPERVISOR=$!
-cleanup() {
-  trap - INT TERM EXIT
-  kill -TERM "$SUPERVISOR" 2>/dev/null || true   # supervisord stops every server, then exits
-  wait "$SUPERVISOR" 2>/dev/null || true
-  echo "stopped."
-  exit 0
-}
-trap cleanup INT TERM EXIT
+start_supervisord "$CONF"
 
 echo "Starting the cluster… (logs in $ADVISOR_LOG_DIR/)"
 ready=0

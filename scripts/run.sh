@@ -5,6 +5,7 @@ set -euo pipefail
 export RASA_TELEMETRY_ENABLED=false
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
+. scripts/common.sh
 # Secrets, databases and logs are for this account only (security review finding 13): new files 0600, and files
 # left by an older version are tightened.
 umask 077
@@ -18,28 +19,12 @@ export ADVISOR_CHART_DIR=${ADVISOR_CHART_DIR:-var/charts}
 export RASA_URL=${RASA_URL:-http://127.0.0.1:5005}
 export ACTION_SERVER_URL=${ACTION_SERVER_URL:-http://127.0.0.1:5055/webhook}  # endpoints.production.yml
 # The Rasa HTTP API is token-protected; the staff page uses the same token to push staff replies.
-if [ -z "${RASA_TOKEN:-}" ]; then
-  [ -s var/rasa-token ] || head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/rasa-token
-  RASA_TOKEN=$(cat var/rasa-token)
-fi
-export RASA_TOKEN
-if [ -z "${STAFF_TOKEN:-}" ]; then
-  [ -s var/staff-token ] || head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/staff-token
-  STAFF_TOKEN=$(cat var/staff-token)
-fi
-export STAFF_TOKEN
+secret RASA_TOKEN var/rasa-token
+secret STAFF_TOKEN var/staff-token
 # Shared secret between Rasa and the action server (endpoints.yml sends it, bot/assistant/action_server.py checks it).
-if [ -z "${ACTION_SERVER_TOKEN:-}" ]; then
-  [ -s var/action-token ] || head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/action-token
-  ACTION_SERVER_TOKEN=$(cat var/action-token)
-fi
-export ACTION_SERVER_TOKEN
+secret ACTION_SERVER_TOKEN var/action-token
 # Signs the website's socket.io sessions (bot/assistant/channels/socketio_sessions.py); kept so that a restart keeps them.
-if [ -z "${SOCKET_SESSION_SECRET:-}" ]; then
-  [ -s var/socket-secret ] || head -c 32 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' > var/socket-secret
-  SOCKET_SESSION_SECRET=$(cat var/socket-secret)
-fi
-export SOCKET_SESSION_SECRET
+secret SOCKET_SESSION_SECRET var/socket-secret 32
 
 CREDENTIALS=credentials.yml
 if [ -n "${TELEGRAM_TOKEN:-}" ]; then
@@ -53,16 +38,7 @@ mkdir -p var/run
 export ADVISOR_ROOT=$(pwd) ADVISOR_RUN_DIR=$(pwd)/var/run ADVISOR_LOG_DIR=$(pwd)/var/log
 export ADVISOR_MODEL=${ADVISOR_MODEL:-$(pwd)/models/gpu-advisor.tar.gz}
 export ADVISOR_CREDENTIALS=$(pwd)/$CREDENTIALS ADVISOR_ENDPOINTS=$(pwd)/${RASA_ENDPOINTS:-endpoints.yml}
-$BIN/supervisord -c deploy/supervisor/run.conf &
-SUPERVISOR=$!
-cleanup() {
-  trap - INT TERM EXIT
-  kill -TERM "$SUPERVISOR" 2>/dev/null || true   # supervisord stops every server, then exits
-  wait "$SUPERVISOR" 2>/dev/null || true
-  echo "stopped."
-  exit 0
-}
-trap cleanup INT TERM EXIT
+start_supervisord deploy/supervisor/run.conf
 
 echo "Starting… (logs in var/log/)"
 for _ in $(seq 1 120); do
