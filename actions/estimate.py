@@ -45,10 +45,25 @@ def _draw_chart(advice: Any, lang: Text, path: Path) -> None:
     os.replace(partial, path)  # the web server never serves a half-written file
 
 
+def _die_with_parent() -> None:
+    """Chart worker start-up: end with the action server. A forked worker holds the server's listening socket, so a
+    worker outliving a killed server (OOM, SIGKILL) would keep the port and the supervisor could not restart it."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG (Linux prctl(2))
+    except (OSError, AttributeError):  # not Linux: the worker ends when the executor shuts down, as before
+        return
+    if os.getppid() == 1:  # the server died before prctl took effect
+        os._exit(0)
+
+
 def _pool() -> ProcessPoolExecutor:
     global _chart_pool
     if _chart_pool is None:
-        _chart_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+        _chart_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
+                                          initializer=_die_with_parent)
     return _chart_pool
 
 
