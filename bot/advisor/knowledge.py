@@ -67,6 +67,20 @@ class UnknownModel(InputError):
 # ---------------------------------------------------------------------------------------------- file models
 
 
+def duplicates(ids: Iterable[str]) -> List[str]:
+    """The ids that occur more than once, sorted (for the knowledge files' uniqueness checks)."""
+    ids = list(ids)
+    return sorted({i for i in ids if ids.count(i) > 1})
+
+
+def usable_within_marketed(usable_gib: float, values: Dict[str, Any]) -> float:
+    """Validator body for a card's usable memory: memory chips come in binary sizes, so the GiB total nvidia-smi
+    reports never exceeds the marketed number."""
+    if "vram_gb" in values and usable_gib > values["vram_gb"]:
+        raise ValueError(f"{usable_gib} GiB is more than the marketed {values['vram_gb']} GB")
+    return usable_gib
+
+
 class _Strict(BaseModel):
     class Config:
         extra = "forbid"
@@ -111,10 +125,7 @@ class GpuCard(_Strict):
 
     @validator("usable_gib")
     def _usable_not_above_marketed(cls, v, values):
-        # Memory chips come in binary sizes, so the reported GiB total never exceeds the marketed number.
-        if "vram_gb" in values and v > values["vram_gb"]:
-            raise ValueError(f"{v} GiB is more than the marketed {values['vram_gb']} GB")
-        return v
+        return usable_within_marketed(v, values)
 
 
 class ShapeExtras(_Strict):
@@ -180,7 +191,7 @@ class ModelsFile(_Strict):
     @root_validator(skip_on_failure=True)
     def _consistent(cls, values):
         ids = [m.id for m in values["models"]]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        dupes = duplicates(ids)
         if dupes:
             raise ValueError(f"duplicate model ids: {dupes}")
         unknown = sorted(set(values["representative_by_size"].values()) - set(ids))
@@ -225,8 +236,8 @@ def _check_releases(models: List[ModelEntry], families: Dict[str, FamilyEntry]) 
 
 def release_key(released: Optional[str]) -> Tuple[int, int, int]:
     """"2025-06" -> (2025, 6, 0), "2025-06-20" -> (2025, 6, 20); unknown dates sort first."""
-    parts = [int(part) for part in (released or "0-0").split("-")]
-    return (parts + [0, 0, 0])[0], (parts + [0, 0, 0])[1], (parts + [0, 0, 0])[2]
+    year, month, day = ([int(part) for part in (released or "0-0").split("-")] + [0, 0])[:3]
+    return year, month, day
 
 
 class GpusFile(_Strict):
@@ -234,8 +245,7 @@ class GpusFile(_Strict):
 
     @validator("gpus")
     def _unique_ids(cls, v):
-        ids = [g.id for g in v]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        dupes = duplicates(g.id for g in v)
         if dupes:
             raise ValueError(f"duplicate gpu ids: {dupes}")
         return v

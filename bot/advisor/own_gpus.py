@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field, ValidationError, validator
 from bot.advisor import recommend
 from bot.advisor.advice import Advice, AdviceRequest, Alternative, _variant_plans, advise
 from bot.advisor.estimator import estimate_memory
-from bot.advisor.knowledge import DEFAULT_ROOT, InputError, Knowledge, KnowledgeError, _read_yaml, load_knowledge
+from bot.advisor.knowledge import (DEFAULT_ROOT, InputError, Knowledge, KnowledgeError, _read_yaml, duplicates,
+                                   load_knowledge, usable_within_marketed)
 from bot.advisor.plans import default_plan
 
 CAPACITY_SEQ_LEN = 2048   # the length the form suggests; the capacity table is computed at it
@@ -39,9 +40,7 @@ class OwnGpu(BaseModel):
 
     @validator("usable_gib")
     def _not_above_marketed(cls, v, values):
-        if "vram_gb" in values and v > values["vram_gb"]:
-            raise ValueError(f"{v} GiB is more than the marketed {values['vram_gb']} GB")
-        return v
+        return usable_within_marketed(v, values)
 
 
 class OwnGpusFile(BaseModel):
@@ -49,8 +48,7 @@ class OwnGpusFile(BaseModel):
 
     @validator("cards")
     def _unique(cls, v):
-        ids = [c.id for c in v]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        dupes = duplicates(c.id for c in v)
         if dupes:
             raise ValueError(f"duplicate ids: {dupes}")
         return v
