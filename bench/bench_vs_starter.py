@@ -40,13 +40,13 @@ import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.results_io import percentile, write_results  # noqa: E402
-from tests.servers import (BIN, LOG_DIR, MODEL_PATH, ensure_model, free_port, start_action_server,  # noqa: E402
+from tests.servers import (BIN, LOG_DIR, MODEL_PATH, ensure_model, free_port, start_action_server, stop_process,  # noqa: E402
                            start_rasa_server, wait_http)
 
 RESULTS = ROOT / "bench" / "results" / "vs_starter.md"
@@ -101,13 +101,7 @@ class Process:
         return f"http://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def build_starter(parent: Path) -> Path:

@@ -94,6 +94,17 @@ def wait_http(url: str, timeout: float, proc: Optional[subprocess.Popen] = None)
     raise TimeoutError(f"{url} did not answer within {timeout}s")
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """Terminate a server and wait for it; kill it when it does not stop within `timeout` seconds."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 @dataclass
 class Server:
     name: str
@@ -111,13 +122,7 @@ class Server:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def _spawn(name: str, cmd: List[str], port: int, env: Optional[Dict[str, str]], workdir: Path) -> Server:
