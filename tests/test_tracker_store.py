@@ -144,3 +144,37 @@ def test_a_tracker_the_store_did_not_load_is_saved_without_duplicates(store, dom
     rows = stored_rows(store, sender)
     assert rows.count("user") == 3 * KEEP and rows[-1] == "bot"
     assert asyncio.run(store.retrieve(sender)).latest_bot_utterance.text == "staff reply"
+
+
+def test_the_handoff_action_gets_the_turns_behind_the_checkpoint(store):
+    """The ticket's excerpt needs more than the kept turns: the one action that reads them gets the stored events
+    before the window, masked, in place of the checkpoint's state events (bot/assistant/action_payload.py)."""
+    from bot.assistant.action_payload import with_session_history
+    from rasa.shared.core.trackers import EventVerbosity
+
+    sender = f"history-{uuid.uuid4().hex[:8]}"
+    turn(store, sender, "Merhaba", SlotSet("language", "tr"))
+    for number in range(20):
+        turn(store, sender, f"question {number}, numaram 0532 123 45 {number:02d}")
+
+    async def handoff_turn():
+        tracker = await store.get_or_create_tracker(sender, append_action_listen=False)
+        tracker.update(UserUttered("insan istiyorum", intent={"name": "request_human", "confidence": 0.9}))
+        return tracker
+
+    tracker = asyncio.run(handoff_turn()).copy()  # Rasa runs an action on a copy of the tracker
+    state = tracker.current_state(EventVerbosity.ALL)
+    sent = with_session_history(tracker, state)
+    recent = [e["text"] for e in state["events"] if e["event"] == "user"]
+    texts = [e["text"] for e in sent["events"] if e["event"] == "user"]
+    assert len(recent) == KEEP + 1 and len(texts) > 12
+    assert texts[-len(recent):] == recent and texts[-1] == "insan istiyorum"  # in order, nothing twice
+    assert texts[-14] == "question 7, numaram [PHONE]"  # from the store: masked
+    assert sent["events"][0]["event"] != "session_started"  # a slice of stored turns, not the checkpoint's state
+    assert sent["slots"] == state["slots"]
+    # A conversation that fits in its window is sent as it is.
+    short = f"short-{uuid.uuid4().hex[:8]}"
+    turn(store, short, "Merhaba")
+    tracker = asyncio.run(store.retrieve(short))
+    assert with_session_history(tracker, tracker.current_state(EventVerbosity.ALL))["events"] == \
+        tracker.current_state(EventVerbosity.ALL)["events"]

@@ -6,7 +6,12 @@ selective-domain option drops the whole domain or nothing). This project's domai
 the fa/tr responses, which no action reads except the one that replays the previous answer in another language.
 Serialising, sending and parsing those 76 KB two or three times per turn cost both servers CPU on every form turn
 (issue 10). The slots, forms, intents and actions that rasa_sdk's FormValidationAction / ValidationAction and our
-actions read are sent as before. Installed by importing `bot.assistant`.
+actions read are sent as before.
+
+The tracker sent holds the conversation's recent turns (bot/assistant/tracker_store.py keeps two behind a
+checkpoint). The action that reads further back, the handoff ticket (its trigger and excerpt), gets the stored
+events of the session before them in place of the checkpoint's state events: one query on a handoff turn.
+Installed by importing `bot.assistant`.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ ACTION_MODULE = "rasa.core.actions.action"
 PATCH_MARKER = "_advisor_domain_without_responses"
 # Actions that read domain["responses"] (tests/test_fast_validation.py checks the action code for others).
 RESPONSE_READERS = frozenset({"action_repeat_last_answer"})
+# Actions that read the conversation further back than the kept turns (actions/handoff.py build_draft).
+HISTORY_READERS = frozenset({"action_open_ticket"})
 
 
 def domain_without_responses(domain: Dict[Text, Any], cache: Dict[int, Any]) -> Dict[Text, Any]:
@@ -32,6 +39,18 @@ def domain_without_responses(domain: Dict[Text, Any], cache: Dict[int, Any]) -> 
         cache.clear()
         cache[id(domain)] = kept
     return kept[1]
+
+
+def with_session_history(tracker: Any, state: Dict[Text, Any]) -> Dict[Text, Any]:
+    """The tracker state with the stored events before the kept turns in place of the checkpoint's state events."""
+    from bot.assistant.tracker_store import session_history
+
+    try:
+        return {**state, "events": session_history(tracker, state["events"])}
+    except Exception:  # the database went away: the ticket is still opened, with the recent turns only
+        logger.warning("Earlier events of %s not read; the ticket gets the recent turns", tracker.sender_id,
+                       exc_info=True)
+        return state
 
 
 def patch_remote_action(module: Any) -> None:
@@ -45,6 +64,8 @@ def patch_remote_action(module: Any) -> None:
         result = original(self, tracker, domain)
         if isinstance(result.get("domain"), dict) and self.name() not in RESPONSE_READERS:
             result["domain"] = domain_without_responses(result["domain"], cache)
+        if self.name() in HISTORY_READERS:
+            result["tracker"] = with_session_history(tracker, result["tracker"])
         return result
 
     setattr(_action_call_format, PATCH_MARKER, True)

@@ -25,8 +25,10 @@ before its recent turns, written as the events that recreate it (the slots that 
 `keep_turns` finished user turns and the one in progress: `save` moves the checkpoint forward by a turn each time
 (replaying one turn onto the previous state: about 0.5 ms). Every event stays in the `events` table: the staff page,
 `GET /conversations/<id>/tracker` and a resumed socket.io session read the full history (`retrieve_full_tracker`).
-The recent turns are enough for what looks back: rules and memoization (at most 3
-turns), the previous turn's offer or answer, the handoff's trigger and its 12-message excerpt (bot/tickets/store.py).
+The recent turns are enough for what looks back every turn: rules and memoization (3 states), the previous turn's
+offer or answer. The one action that reads further back, the handoff ticket (its trigger and its 12-message excerpt,
+bot/tickets/store.py), gets the stored events before the window with its call (`session_history`,
+bot/assistant/action_payload.py): one query on a handoff turn instead of longer trackers on every turn.
 A new session (SessionStarted after the checkpoint) starts from its own events, as in Rasa.
 
 It does not stream events to an event broker: configure none, or they would carry unmasked texts.
@@ -36,6 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Text, Tuple
 
@@ -63,14 +66,20 @@ _STRUCTURAL_KEYS = ("event", "timestamp", "name", "policy", "confidence", "inten
                     "message_id", "input_channel", "action_text", "rasa_only", "hide_rule_turn", "action_name",
                     "start", "end", "extractor", "entity", "processors", "response_selector", "key")
 
-# Longest look-back in this project: the handoff excerpt (12 messages, bot/tickets/store.py EXCERPT_MESSAGES; the
-# ticket is written during a turn, when five kept turns and the current one hold at least six user messages and six
-# replies) and the handoff trigger (the request, the KVKK consent question, the contact question, with a question in
-# between). Each kept turn costs about 1.4 ms per turn on this machine class (the tracker JSON sent to the action
-# server with each call, rule matching over the states): five keep turn 300 within 20 % of turn 1 (issue 10).
-DEFAULT_KEEP_TURNS = 5
+# Look-back of every turn: the previous turn's offer or answer (actions/language.py, actions/common.py) and the
+# rules and memoization (3 states, config.yml). Each kept turn adds to every turn (the tracker built, the JSON sent to
+# the action server with each call, rule matching over the states): measured on this machine class, 300 what-ifs
+# into one conversation against turn 1 of a fresh one: five kept turns +23/+24 %, three +13/+16 %, two +1/+8 %
+# (issue 10). The handoff ticket, which looks further back, reads the earlier events from the store.
+DEFAULT_KEEP_TURNS = 2
+# Stored events given to an action that reads the earlier conversation: the 12-message excerpt and the trigger of a
+# handoff need at most about a dozen turns of about six events.
+EARLIER_EVENTS_LIMIT = 80
 # Attribute on a tracker loaded here: which of its events are stored, and under which ids (see _Loaded).
 _LOADED_ATTR = "_redacting_store_loaded"
+
+# The store of this process (Rasa creates one), for the actions that read the earlier conversation.
+_latest_store: Optional["weakref.ReferenceType[RedactingSQLTrackerStore]"] = None
 
 _CheckpointBase = declarative_base()
 
@@ -148,6 +157,8 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
         if dialect == "sqlite" and db and os.path.dirname(db):
             os.makedirs(os.path.dirname(db), exist_ok=True)
         super().__init__(domain, dialect, host, port, db, username, password, None, login_db, query, **kwargs)
+        global _latest_store
+        _latest_store = weakref.ref(self)
         self.keep_turns = max(2, int(keep_turns))  # one turn back at least: the previous offer, answer
         if dialect == "sqlite":
             self.engine.dispose()
@@ -198,6 +209,17 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
         setattr(tracker, _LOADED_ATTR, _Loaded(ids=[None] * len(prefix) + [row_id for row_id, _ in stored]))
         return tracker
 
+    def latest_stored(self, sender_id: Text, limit: int) -> List[Dict[str, Any]]:
+        """The last `limit` stored events (masked) of the conversation, from the latest session start among them."""
+        events = self.SQLEvent.__table__
+        with self.engine.connect() as connection:
+            rows = connection.execute(sa.select(events.c.data).where(events.c.sender_id == sender_id)
+                                      .order_by(events.c.id.desc()).limit(limit)).all()
+        found = [json.loads(data) for (data,) in reversed(rows)]
+        starts = [i for i, event in enumerate(found) if event.get("event") == SessionStarted.type_name]
+        # The session's ActionExecuted(action_session_start) comes right before its SessionStarted.
+        return found[max(starts[-1] - 1, 0):] if starts else found
+
     # --- saving --------------------------------------------------------------------------------------------------
 
     async def save(self, tracker: DialogueStateTracker) -> None:
@@ -241,3 +263,17 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
         if not updated.rowcount:
             connection.execute(checkpoints.insert().values(sender_id=sender_id, **values))
         loaded.window_start = cut
+
+
+
+def session_history(tracker: DialogueStateTracker, events: List[Dict[str, Any]],
+                    limit: int = EARLIER_EVENTS_LIMIT) -> List[Dict[str, Any]]:
+    """`events` (the tracker's, serialised) with the turns behind the checkpoint: the latest `limit` stored events of
+    the session (masked), then the tracker's events that are not stored yet (the turn in progress). The checkpoint's
+    state events are left out: the slots travel as slots. `events` as they are when this process has no store."""
+    store = _latest_store() if _latest_store is not None else None
+    stored = store.latest_stored(tracker.sender_id, limit) if store is not None else []
+    if not stored:
+        return events
+    newest = max(event.get("timestamp") or 0 for event in stored)
+    return stored + [event for event in events if (event.get("timestamp") or 0) > newest]

@@ -6,6 +6,8 @@ of a checkpoint that moves every turn, the other effectively keeps everything. T
 questions, a question in the middle of the form, what-ifs after the estimate, an offer of a person declined, the
 language switched, thanks) must get the same replies, turn by turn. Each server has its own conversation id (the
 handoff opens a ticket per conversation in the shared ticket store); ticket numbers are compared as a placeholder.
+The ticket opened twelve turns in carries the same trigger and 12-message excerpt from both: the bounded server
+reads the turns behind its checkpoint from the store for that one action (bot/assistant/action_payload.py).
 """
 from __future__ import annotations
 
@@ -53,6 +55,12 @@ def test_checkpointed_tracker_answers_like_the_whole_history(rasa_model, action_
                     got, expected = (_replies(conversation, text) for conversation in conversations)
                     assert got == expected, f"turn {number + 1}: {text}"
                     assert expected, f"turn {number + 1} got no reply: {text}"
+                tickets = [TicketStore().get(tracker_slots(conversation)["ticket_id"]) for conversation in conversations]
+                excerpts = [[(message.role, TICKET_NUMBER.sub("T-#", message.text)) for message in ticket.excerpt]
+                            for ticket in tickets]
+                assert excerpts[0] == excerpts[1] and len(excerpts[0]) == 12
+                assert "fine-tuning için hangi GPU" not in str(excerpts[0])  # the excerpt is the latest messages
+                assert tickets[0].trigger == tickets[1].trigger == "request_human"
             finally:
                 tickets = [tracker_slots(conversation).get("ticket_id") for conversation in conversations]
                 TicketStore().delete([ticket for ticket in tickets if ticket])
