@@ -451,3 +451,77 @@ def test_past_states_once_per_tracker_state_equal_rasas_and_are_callers_own():
             for state in mine:  # a caller's edits stay its own
                 state.clear()
             assert patched(tracker, domain, **kwargs) == reference_states
+
+
+def test_slot_copies_are_what_copy_copy_makes_of_them():
+    """bot.assistant.fast_copies: every slot of the domain copied by Slot.__copy__ is what the generic copy.copy
+    (through __reduce_ex__) makes: the same class, equal attributes in a dict of its own."""
+    import copy
+
+    from bot.assistant import fast_copies
+
+    assert fast_copies.is_installed()
+    domain = Domain.load(str(ROOT / "domain"))
+    for slot in domain.slots:
+        slot.value = {"model": "qwen3-8b"} if slot.type_name == "any" else slot.value
+        fast = copy.copy(slot)
+        generic = copy._reconstruct(slot, None, *slot.__reduce_ex__(4))
+        assert type(fast) is type(slot) is type(generic) and fast is not slot
+        assert fast.__dict__ == generic.__dict__ == slot.__dict__ and fast.__dict__ is not slot.__dict__
+        fast.value = "changed"
+        assert slot.value != "changed"
+    tracker = DialogueStateTracker("tester", slots=domain.slots)
+    tracker.update(SlotSet("language", "tr"))
+    assert tracker.copy().get_slot("language") == "tr" and domain.slots[0] is not tracker.slots[domain.slots[0].name]
+
+
+def test_debug_line_copies_are_made_only_when_debug_lines_are_written():
+    import logging
+
+    import rasa.core.policies.memoization as memoization
+    import rasa.core.policies.rule_policy as rule_policy
+    from bot.assistant.fast_copies import DebugOnlyCopy
+
+    assert isinstance(memoization.copy, DebugOnlyCopy) and isinstance(rule_policy.copy, DebugOnlyCopy)
+    states = [{"user": {"intent": "greet"}}]
+    rasa_logger = logging.getLogger("rasa")
+    level = rasa_logger.level
+    try:
+        rasa_logger.setLevel(logging.INFO)
+        assert memoization.copy.deepcopy(states) is states
+        rasa_logger.setLevel(logging.DEBUG)
+        copied = rule_policy.copy.deepcopy(states)
+        assert copied == states and copied is not states and copied[0] is not states[0]
+    finally:
+        rasa_logger.setLevel(level)
+    assert memoization.copy.copy is __import__("copy").copy  # everything else is the copy module's
+
+
+def test_action_call_json_reads_back_as_the_standard_librarys():
+    """bot.assistant.action_keepalive.json_body: ujson's text, parsed, is the payload; NaN, infinities and
+    non-string keys come out as the standard library writes them (what ujson refuses, it writes)."""
+    from bot.assistant.action_keepalive import json_body
+
+    domain = Domain.load(str(ROOT / "domain"))
+    tracker = DialogueStateTracker("tester", slots=domain.slots)
+    tracker.update(SlotSet("model", "Qwen3 8B / «QLoRA» ile eğitim، ۲۰۴۸ توکن"))
+    tracker.update(SlotSet("budget_usd", 1e-7))
+    payload = {"next_action": "action_estimate", "tracker": tracker.current_state(), "domain": domain.as_dict()}
+    assert json.loads(json_body(payload)) == json.loads(json.dumps(payload))
+    odd = {"x": float("inf"), "y": float("nan"), 1: "a"}
+    assert json_body(odd).replace(" ", "") == json.dumps(odd).replace(" ", "")
+
+
+def test_slot_mappings_validation_lists_the_domain_slots_once_per_request():
+    """actions/language.py: the slot list rasa_sdk works out for each extracted slot is worked out once per domain
+    dict, and is rasa_sdk's own list."""
+    from rasa_sdk.forms import ValidationAction
+
+    from actions.language import ValidateSlotMappings
+
+    domain = Domain.load(str(ROOT / "domain")).as_dict()
+    action = ValidateSlotMappings()
+    expected = ValidationAction.domain_slots(action, domain)
+    assert action.domain_slots(domain) == expected and action.domain_slots(domain) is action.domain_slots(domain)
+    other = {**domain, "slots": {name: value for name, value in domain["slots"].items() if name != "language"}}
+    assert "language" in expected and "language" not in action.domain_slots(other)

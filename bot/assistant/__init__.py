@@ -10,6 +10,7 @@ from bot.assistant import fast_events  # noqa: E402,F401  event classes by name 
 from bot.assistant import fast_model  # noqa: E402,F401  model inference: sub-graphs once, classifier weights
 from bot.assistant import fast_rules  # noqa: E402,F401  rule lookup bounded by the longest rule
 from bot.assistant import fast_states  # noqa: E402,F401  past states once per tracker state
+from bot.assistant import fast_copies  # noqa: E402,F401  slot copies direct; debug-line copies only at debug level
 from bot.assistant import action_keepalive  # noqa: E402,F401  action-server calls on kept-alive connections
 from bot.assistant import action_payload  # noqa: E402,F401  domain sent without responses to actions
 from bot.assistant import action_timeout  # noqa: E402,F401  action server slow or down: answer within seconds

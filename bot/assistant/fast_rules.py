@@ -8,13 +8,19 @@ the remaining steps, one per state of the conversation, only repeat work that gr
 (issue 10: rule matching was a fifth of the Rasa server's time on advice turns, and turn 300 must cost what turn 1
 costs). Here the walk stops after that many steps: the same set of keys, in bounded work.
 
+The first step, the newest state against every rule, was still a quarter of the Rasa server's work on a turn
+(cProfile, 2026-12-01: about a thousand `_is_rule_applicable` calls per turn). A rule whose newest state names a
+previous action matches only a conversation whose newest state names the same one (`_does_rule_match_state`), so
+the rules are indexed once per lookup by that action: the first step checks the rules indexed under the
+conversation's previous action and those that name none, with Rasa's own `_is_rule_applicable`.
+
 Installed by importing `bot.assistant`, like bot.assistant.fast_events.
 """
 from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, Dict, List, Set, Text
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Text, Tuple
 
 from bot.assistant.import_hooks import when_imported
 
@@ -24,13 +30,63 @@ RULE_POLICY_MODULE = "rasa.core.policies.rule_policy"
 PATCH_MARKER = "_stops_at_longest_rule"
 
 
+PREVIOUS_ACTION, ACTION_NAME, SHOULD_NOT_BE_SET = "prev_action", "action_name", "should_not_be_set"
+# Rule tables of the lookups seen last (Rasa has two at inference: rules, and rules for a loop's unhappy path).
+_TABLES: Dict[int, Tuple[Dict[Text, Text], "RuleTable"]] = {}
+_MAX_TABLES = 8
+
+
+class RuleTable:
+    """The keys of one rule lookup, the longest rule, and the keys by the previous action of their newest state."""
+
+    def __init__(self, policy: Any, lookup: Dict[Text, Text]) -> None:
+        self.keys: FrozenSet[Text] = frozenset(lookup)
+        # _rule_key_to_state is Rasa's own memoised json.loads of a key (an lru_cache larger than the rule count).
+        rules = {key: policy._rule_key_to_state(key) for key in self.keys}
+        self.longest = max((len(states) for states in rules.values()), default=0)
+        self.by_previous_action: Dict[Text, Set[Text]] = {}
+        self.any_previous_action: Set[Text] = set()
+        for key, states in rules.items():
+            name = self.previous_action(states[-1]) if states else None
+            if isinstance(name, str) and name and name != SHOULD_NOT_BE_SET:
+                self.by_previous_action.setdefault(name, set()).add(key)
+            else:
+                self.any_previous_action.add(key)
+
+    @staticmethod
+    def previous_action(state: Dict[Text, Any]) -> Optional[Any]:
+        return (state.get(PREVIOUS_ACTION) or {}).get(ACTION_NAME)
+
+    def candidates(self, newest_state: Dict[Text, Any]) -> Set[Text]:
+        """Keys that can match the newest state: the others name another previous action."""
+        name = self.previous_action(newest_state)
+        indexed = self.by_previous_action.get(name, set()) if isinstance(name, str) else set()
+        return self.any_previous_action | indexed
+
+
+def rule_table(policy: Any, lookup: Dict[Text, Text]) -> RuleTable:
+    """The table of `lookup`, built again whenever its keys changed (training removes rules from it)."""
+    held = _TABLES.get(id(lookup))
+    if held is not None and held[0] is lookup and held[1].keys == lookup.keys():
+        return held[1]
+    if len(_TABLES) >= _MAX_TABLES:
+        _TABLES.clear()
+    table = RuleTable(policy, lookup)
+    _TABLES[id(lookup)] = (lookup, table)  # the lookup is held, so its id is not reused while the entry exists
+    return table
+
+
 def possible_keys(policy: Any, lookup: Dict[Text, Text], states: List[Dict[Text, Any]]) -> Set[Text]:
     """The keys of `lookup` whose rules apply to `states` (RulePolicy._get_possible_keys, bounded)."""
-    keys = set(lookup.keys())
-    # _rule_key_to_state is Rasa's own memoised json.loads of a key (an lru_cache larger than the rule count).
-    longest = max((len(policy._rule_key_to_state(key)) for key in keys), default=0)
+    if not states or not lookup:
+        return set(lookup.keys())
+    table = rule_table(policy, lookup)
+    newest = states[-1]
+    keys = {key for key in table.candidates(newest) if policy._is_rule_applicable(key, 0, newest)}
     for i, state in enumerate(reversed(states)):
-        if i >= longest or not keys:
+        if i == 0:
+            continue
+        if i >= table.longest or not keys:
             break  # every rule left is decided: _is_rule_applicable is True from here on
         keys = {key for key in keys if policy._is_rule_applicable(key, i, state)}
     return keys
