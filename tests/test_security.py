@@ -110,6 +110,10 @@ def test_finding1_action_server_refuses_requests_without_the_secret(stack):
     assert tickets_of(stack, sender) == []
     # The health check stays public; Rasa itself (which sends the secret) still runs actions: see the REST tests.
     assert http("GET", f"{url}/health")[0] == 200
+    # No CORS at all: a browser's preflight is refused like any request without the secret, no header allows it.
+    status, headers, _ = http("OPTIONS", f"{url}/webhook", headers={
+        "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+    assert status == 401 and not any(name.lower().startswith("access-control") for name in headers)
 
 
 def test_finding1_action_server_listens_on_loopback_only(stack):

@@ -168,6 +168,9 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
                                            connect_args={"check_same_thread": False})
             sa.event.listen(self.engine, "connect", _sqlite_write_ahead_log)
             self.sessionmaker = sa.orm.sessionmaker(bind=self.engine)
+        # Reads without BEGIN and ROLLBACK around them (two of a turn's eight round trips to PostgreSQL); a turn's reads
+        # and writes are one conversation's, serialised by the lock store.
+        self.reader = self.engine.execution_options(isolation_level="AUTOCOMMIT") if dialect != "sqlite" else self.engine
         try:
             _CheckpointBase.metadata.create_all(self.engine)
         except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError) as error:
@@ -200,7 +203,7 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
 
     async def retrieve(self, sender_id: Text) -> Optional[DialogueStateTracker]:
         """The tracker of the latest session: the checkpoint's state and the recent turns."""
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             prefix, stored = self._load(connection, sender_id)
         if not self.domain or not (prefix or stored):
             return None
@@ -212,7 +215,7 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
     def latest_stored(self, sender_id: Text, limit: int) -> List[Dict[str, Any]]:
         """The last `limit` stored events (masked) of the conversation, from the latest session start among them."""
         events = self.SQLEvent.__table__
-        with self.engine.connect() as connection:
+        with self.reader.connect() as connection:
             rows = connection.execute(sa.select(events.c.data).where(events.c.sender_id == sender_id)
                                       .order_by(events.c.id.desc()).limit(limit)).all()
         found = [json.loads(data) for (data,) in reversed(rows)]
