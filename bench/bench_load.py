@@ -35,9 +35,8 @@ from typing import Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import aiohttp  # noqa: E402
-
 from bench.bench_assistant import CONVERSATIONS  # noqa: E402
+from bench.lean_http import HTTPError, KeepAliveClient  # noqa: E402
 from bench.results_io import percentile, write_results  # noqa: E402
 from tests.cluster import Cluster, start_cluster  # noqa: E402
 from tests.servers import ensure_model  # noqa: E402
@@ -71,19 +70,18 @@ class Phase:
         return percentile(self.latencies_ms, q) if self.latencies_ms else float("nan")
 
 
-async def turn(http: aiohttp.ClientSession, url: str, sender: str, text: str, phase: Phase) -> None:
+async def turn(http: KeepAliveClient, sender: str, text: str, phase: Phase) -> None:
     started = time.perf_counter()
     try:
-        async with http.post(url, json={"sender": sender, "message": text}) as resp:
-            body = await resp.json(content_type=None)
-            if resp.status != 200:
-                phase.errors.append(f"HTTP {resp.status}")
-                return
-            if not body:
-                phase.errors.append(f"no answer to {text[:30]!r}")
-                return
-    except (aiohttp.ClientError, asyncio.TimeoutError) as error:
-        phase.errors.append(type(error).__name__)
+        status, body = await http.post_json({"sender": sender, "message": text})
+        if status != 200:
+            phase.errors.append(f"HTTP {status}")
+            return
+        if not body:
+            phase.errors.append(f"no answer to {text[:30]!r}")
+            return
+    except (HTTPError, asyncio.TimeoutError) as error:
+        phase.errors.append(str(error) or type(error).__name__)
         return
     phase.latencies_ms.append((time.perf_counter() - started) * 1000)
 
@@ -102,10 +100,10 @@ async def closed_loop(url: str, clients: int, seconds: float, name: str) -> Phas
 
     async def customer(seed: int) -> None:
         stream = conversation_turns(random.Random(seed))
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async with KeepAliveClient(url) as http:
             while time.monotonic() < deadline:
                 sender, text = next(stream)
-                await turn(http, url, sender, text, phase)
+                await turn(http, sender, text, phase)
 
     started = time.monotonic()
     await asyncio.gather(*(customer(i) for i in range(clients)))
@@ -122,10 +120,10 @@ async def open_loop(url: str, customers: int, seconds: float, think: Tuple[float
         rng = random.Random(1000 + seed)
         stream = conversation_turns(rng)
         await asyncio.sleep(rng.uniform(0, think[1]))  # customers arrive spread out, not all in the same second
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as http:
+        async with KeepAliveClient(url) as http:
             while time.monotonic() < deadline:
                 sender, text = next(stream)
-                await turn(http, url, sender, text, phase)
+                await turn(http, sender, text, phase)
                 await asyncio.sleep(rng.uniform(*think))
 
     started = time.monotonic()
@@ -208,13 +206,13 @@ def set_second_instance(cluster: Cluster, state: str) -> None:
 
 async def warm_up(cluster: Cluster) -> None:
     """Every conversation once on each instance: first-call costs (imports, caches, connections) out of the way."""
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as http:
-        for base in (cluster.rasa_a, cluster.rasa_b):
-            scratch = Phase("warm-up")
+    for base in (cluster.rasa_a, cluster.rasa_b):
+        scratch = Phase("warm-up")
+        async with KeepAliveClient(f"{base}/webhooks/rest/webhook", timeout=120) as http:
             for conversation in CONVERSATIONS:
                 sender = f"warm-{uuid.uuid4().hex[:8]}"
                 for _, text in conversation:
-                    await turn(http, f"{base}/webhooks/rest/webhook", sender, text, scratch)
+                    await turn(http, sender, text, scratch)
 
 
 def fmt_load(load: Tuple[float, float, float]) -> str:
