@@ -525,3 +525,34 @@ def test_slot_mappings_validation_lists_the_domain_slots_once_per_request():
     assert action.domain_slots(domain) == expected and action.domain_slots(domain) is action.domain_slots(domain)
     other = {**domain, "slots": {name: value for name, value in domain["slots"].items() if name != "language"}}
     assert "language" in expected and "language" not in action.domain_slots(other)
+
+
+def test_one_message_classifier_input_is_rasas_matrix():
+    """bot.assistant.fast_model: the classifier's input for one message with sparse features from two featurizers
+    (word and character counts, as config.yml) is Rasa's vstack/hstack result: shape, dtype and values."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse import random as sparse_random
+
+    from rasa.nlu.classifiers.logistic_regression_classifier import LogisticRegressionClassifier
+    from rasa.shared.nlu.constants import FEATURE_TYPE_SENTENCE, FEATURE_TYPE_SEQUENCE, TEXT
+    from rasa.shared.nlu.training_data.features import Features
+    from rasa.shared.nlu.training_data.message import Message
+
+    create_x = LogisticRegressionClassifier._create_X
+    assert getattr(create_x, "_advisor_minimal_schema_memo", False)
+    rasas = create_x.__wrapped__
+    for seed in range(5):
+        message = Message(data={TEXT: "Qwen3 8B QLoRA ile 4096 token"})
+        for origin, width, dtype in (("words", 300, np.int64), ("chars", 900, np.float32)):
+            counts = coo_matrix(sparse_random(1, width, density=0.05, random_state=seed).toarray().astype(dtype) * 3)
+            message.add_features(Features(counts, FEATURE_TYPE_SENTENCE, TEXT, origin))
+            message.add_features(Features(coo_matrix(np.ones((5, width), dtype=dtype)), FEATURE_TYPE_SEQUENCE, TEXT,
+                                          origin))
+        fast, expected = create_x(None, [message]), rasas(None, [message])
+        assert fast.shape == expected.shape and fast.dtype == expected.dtype and fast.format == expected.format
+        assert (fast != expected).nnz == 0 and fast.nnz > 0
+    two = [Message(data={TEXT: "a"}), Message(data={TEXT: "b"})]  # several messages: Rasa's own code
+    for message in two:
+        message.add_features(Features(coo_matrix(np.ones((1, 4))), FEATURE_TYPE_SENTENCE, TEXT, "words"))
+    assert create_x(None, two).shape == (2, 4)
