@@ -497,6 +497,29 @@ def test_debug_line_copies_are_made_only_when_debug_lines_are_written():
     assert memoization.copy.copy is __import__("copy").copy  # everything else is the copy module's
 
 
+def test_modules_with_debug_only_copies_use_copy_for_debug_lines_only():
+    """The modules whose `copy` is replaced use it only as `copy.deepcopy(...)` inside `structlogger.debug(...)`
+    (checked in the installed Rasa's source, so an upgrade that copies for real fails here)."""
+    import ast
+    import importlib
+
+    from bot.assistant.fast_copies import DEBUG_ONLY_MODULES, DebugOnlyCopy
+
+    for name in DEBUG_ONLY_MODULES:
+        module = importlib.import_module(name)
+        assert isinstance(module.copy, DebugOnlyCopy), name
+        tree = ast.parse(open(module.__file__.replace(".pyc", ".py"), encoding="utf-8").read())
+        debug_calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                       and isinstance(node.func, ast.Attribute) and node.func.attr == "debug"
+                       and isinstance(node.func.value, ast.Name) and node.func.value.id == "structlogger"]
+        inside = {id(inner) for call in debug_calls for inner in ast.walk(call)}
+        uses = [node for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name) and node.value.id == "copy"]
+        assert uses, name
+        for use in uses:
+            assert use.attr == "deepcopy" and id(use) in inside, (name, use.lineno)
+
+
 def test_action_call_json_reads_back_as_the_standard_librarys():
     """bot.assistant.action_keepalive.json_body: ujson's text, parsed, is the payload; NaN, infinities and
     non-string keys come out as the standard library writes them (what ujson refuses, it writes)."""
