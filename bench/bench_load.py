@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_assistant import CONVERSATIONS  # noqa: E402
 from bench.lean_http import HTTPError, KeepAliveClient  # noqa: E402
-from bench.results_io import percentile, write_results  # noqa: E402
+from bench.results_io import machine_speed_s, percentile, write_results  # noqa: E402
 from tests.cluster import Cluster, start_cluster  # noqa: E402
 from tests.servers import ensure_model  # noqa: E402
 
@@ -229,7 +229,8 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
         "",
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} CPU cores "
         f"({platform.machine()}), a machine shared with other work: the load average (1/5/15 min) is given before "
-        f"and after each phase. Cluster: `scripts/cluster.sh` (HAProxy, 2 Rasa instances, 2 action servers, "
+        f"and after each phase; a fixed pure-Python loop took {args.speed_s:.2f} s (bench/results_io.machine_speed_s)."
+        " Cluster: `scripts/cluster.sh` (HAProxy, 2 Rasa instances, 2 action servers, "
         "PostgreSQL tracker store, Redis locks), mixed fa/tr conversations of bench/bench_assistant.py over REST "
         "through the balancer.",
         "",
@@ -322,7 +323,9 @@ def main() -> None:
     parser.add_argument("--open-seconds", type=float, default=120)
     parser.add_argument("--think-min", type=float, default=3)
     parser.add_argument("--think-max", type=float, default=8)
-    asyncio.run(main_async(parser.parse_args()))
+    args = parser.parse_args()
+    args.speed_s = machine_speed_s()
+    asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

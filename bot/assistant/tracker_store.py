@@ -7,7 +7,7 @@ endpoints.yml:
       type: bot.assistant.tracker_store.RedactingSQLTrackerStore
       dialect: sqlite            # or postgresql with url/port/db/username/password
       db: var/tracker.db
-      keep_turns: 5              # optional: finished user turns kept after the checkpoint (at least 2)
+      keep_turns: 2              # optional: finished user turns kept after the checkpoint (at least 2)
 
 Masking: user and bot texts, parse data (text, entity values), slot values and message metadata are masked with
 bot.tickets.pii before they reach the `events` table. Only the events that are new in a turn are masked and written
