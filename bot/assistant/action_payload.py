@@ -9,8 +9,8 @@ Serialising, sending and parsing those 76 KB two or three times per turn cost bo
 actions read are sent as before.
 
 The tracker sent holds the conversation's recent turns (bot/assistant/tracker_store.py keeps two behind a
-checkpoint). The action that reads further back, the handoff ticket (its trigger and excerpt), gets the stored
-events of the session before them in place of the checkpoint's state events: one query on a handoff turn.
+checkpoint). The action that reads further back, the handoff ticket (its trigger and excerpt), gets the session's
+latest stored events (masked) and the turn in progress in place of them: one query on a handoff turn.
 Installed by importing `bot.assistant`.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def domain_without_responses(domain: Dict[Text, Any], cache: Dict[int, Any]) -> 
 
 
 def with_session_history(tracker: Any, state: Dict[Text, Any]) -> Dict[Text, Any]:
-    """The tracker state with the stored events before the kept turns in place of the checkpoint's state events."""
+    """The tracker state with the session's latest stored events and the turn in progress as its events."""
     from bot.assistant.tracker_store import session_history
 
     try:

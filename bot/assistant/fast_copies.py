@@ -1,11 +1,13 @@
 """Copies Rasa makes on every turn, made cheaper.
 
-1. Deep copies that Rasa makes only for its debug log lines, made only when debug logging is on. Rasa 3.6's MemoizationPolicy and RulePolicy pass `copy.deepcopy(states)` to `structlogger.debug(...)` on every
-prediction (memoization.py: three calls, rule_policy.py: one). Python evaluates the argument before structlog
-drops the line, so the copies are made at every log level: 5 % of the Rasa server's CPU time in a py-spy profile
-under load (issue 10, 2026-12-01). In those modules `copy` is used for nothing else; it is replaced by an object
-whose `deepcopy` hands the value back unchanged unless the `rasa` logger is at DEBUG (`rasa run --debug`), where the
-log lines are written as before.
+1. Deep copies that Rasa makes only for its debug log lines, made only when debug logging is on. Rasa 3.6's
+MemoizationPolicy and RulePolicy pass `copy.deepcopy(states)` to `structlogger.debug(...)` on every prediction
+(memoization.py: three calls, rule_policy.py: one), the message processor its events, slots and parse data (six
+calls), the form action its slot candidates (three). Python evaluates the argument before structlog drops the line,
+so the copies are made at every log level: 5 % of the Rasa server's CPU time in a py-spy profile under load
+(issue 10, 2026-12-01). In those modules `copy` is used for nothing else; it is replaced by an object whose
+`deepcopy` hands the value back unchanged unless the `rasa` logger is at DEBUG (`rasa run --debug`), where the log
+lines are written as before.
 
 2. Slot copies. Every DialogueStateTracker copies each of the domain's ~60 slots with `copy.copy` (trackers.py,
 `__init__`), and Rasa builds about a dozen trackers per turn (the prior trackers of rule and memoization states, the
@@ -25,8 +27,8 @@ from typing import Any, Optional
 from bot.assistant.import_hooks import when_imported
 
 SLOTS_MODULE = "rasa.shared.core.slots"
-# Modules whose every use of `copy` is a deep copy inside a `structlogger.debug(...)` call (tests/test_fast_validation.py
-# checks their source).
+# Modules whose every use of `copy` is a deep copy inside a `structlogger.debug(...)` call
+# (tests/test_fast_validation.py checks their source).
 DEBUG_ONLY_MODULES = ("rasa.core.policies.memoization", "rasa.core.policies.rule_policy", "rasa.core.processor",
                       "rasa.core.actions.forms")
 RASA_LOGGER = logging.getLogger("rasa")

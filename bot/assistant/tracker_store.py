@@ -169,8 +169,10 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
             sa.event.listen(self.engine, "connect", _sqlite_write_ahead_log)
             self.sessionmaker = sa.orm.sessionmaker(bind=self.engine)
         # Reads without BEGIN and ROLLBACK around them (two of a turn's eight round trips to PostgreSQL); a turn's reads
-        # and writes are one conversation's, serialised by the lock store.
-        self.reader = self.engine.execution_options(isolation_level="AUTOCOMMIT") if dialect != "sqlite" else self.engine
+        # and writes are one conversation's, serialised by the lock store. SQLite's pooled connections stay as they
+        # are: switching its isolation level runs a PRAGMA each time a connection goes back to the pool.
+        self.reader = (self.engine.execution_options(isolation_level="AUTOCOMMIT") if dialect != "sqlite"
+                       else self.engine)
         try:
             _CheckpointBase.metadata.create_all(self.engine)
         except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError) as error:

@@ -55,7 +55,8 @@ def test_checkpointed_tracker_answers_like_the_whole_history(rasa_model, action_
                     got, expected = (_replies(conversation, text) for conversation in conversations)
                     assert got == expected, f"turn {number + 1}: {text}"
                     assert expected, f"turn {number + 1} got no reply: {text}"
-                tickets = [TicketStore().get(tracker_slots(conversation)["ticket_id"]) for conversation in conversations]
+                tickets = [TicketStore().get(tracker_slots(conversation)["ticket_id"])
+                           for conversation in conversations]
                 excerpts = [[(message.role, TICKET_NUMBER.sub("T-#", message.text)) for message in ticket.excerpt]
                             for ticket in tickets]
                 assert excerpts[0] == excerpts[1] and len(excerpts[0]) == 12
