@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import urllib.request
 import uuid
-from typing import List
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -63,3 +63,15 @@ class Conversation:
 @pytest.fixture
 def conversation(rasa_server):
     return lambda sender=None: Conversation(rasa_server, sender)
+
+
+def handoff_tracker(text: str, intent: str, requested: str, slots: Optional[Dict[str, Any]] = None) -> Any:
+    """A rasa_sdk Tracker inside the handoff form: the form asked for `requested`, the customer wrote `text`."""
+    from rasa_sdk import Tracker
+
+    latest = {"text": text, "intent": {"name": intent, "confidence": 0.9}, "entities": []}
+    events = [{"event": "action", "name": "utter_handoff_intro"}, {"event": "action", "name": "handoff_form"},
+              {"event": "action", "name": "action_listen"}, {"event": "user", "text": text, "parse_data": latest},
+              {"event": "action", "name": "handoff_form"}]
+    return Tracker("tester", {"language": "tr", "requested_slot": requested, **(slots or {})}, latest, events,
+                   False, None, {"name": "handoff_form"}, "handoff_form")

@@ -16,6 +16,7 @@ from actions.forms import ValidateEstimateForm
 from actions.language import ValidateSlotMappings
 from bot.advisor.knowledge import load_knowledge
 from bot.present.render import faq_text
+from tests.conftest import handoff_tracker
 
 DOMAIN: Dict[str, Any] = {
     "slots": {name: {"type": "any", "mappings": [{"type": "custom"}]}
@@ -417,15 +418,6 @@ async def test_yes_or_no_to_a_pending_offer_is_left_to_the_rules_inside_the_form
                                                             "method": "qlora", "seq_len": 2048.0,
                                                             "pending_offer": "human"})
     assert values["budget_unlimited"] is True
-
-
-def handoff_tracker(text: str, intent: str, requested: str, slots: Optional[Dict[str, Any]] = None) -> Tracker:
-    latest = {"text": text, "intent": {"name": intent, "confidence": 0.9}, "entities": []}
-    events = [{"event": "action", "name": "utter_handoff_intro"}, {"event": "action", "name": "handoff_form"},
-              {"event": "action", "name": "action_listen"}, {"event": "user", "text": text, "parse_data": latest},
-              {"event": "action", "name": "handoff_form"}]
-    return Tracker("tester", {"language": "tr", "requested_slot": requested, **(slots or {})}, latest, events,
-                   False, None, {"name": "handoff_form"}, "handoff_form")
 
 
 @pytest.mark.parametrize("intent", ["faq_prices_vat", "faq_kvkk", "thank", "bot_challenge", "goodbye"])

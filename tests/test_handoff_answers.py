@@ -4,25 +4,16 @@ never the contact question again. actions/handoff.py ValidateHandoffForm with bo
 Sentences written for this test (the held-out conversations are never copied here)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 import pytest
-from rasa_sdk import Tracker
 from rasa_sdk.executor import CollectingDispatcher
 
 from bot.text.replies import declines_contact
+from tests.conftest import handoff_tracker
 
 DOMAIN: Dict[str, Any] = {"slots": {}, "forms": {"handoff_form": {"required_slots": ["handoff_consent",
                                                                                      "handoff_contact"]}}}
-
-
-def handoff_tracker(text: str, intent: str, requested: str, slots: Optional[Dict[str, Any]] = None) -> Tracker:
-    latest = {"text": text, "intent": {"name": intent, "confidence": 0.9}, "entities": []}
-    events = [{"event": "action", "name": "utter_handoff_intro"}, {"event": "action", "name": "handoff_form"},
-              {"event": "action", "name": "action_listen"}, {"event": "user", "text": text, "parse_data": latest},
-              {"event": "action", "name": "handoff_form"}]
-    return Tracker("tester", {"language": "tr", "requested_slot": requested, **(slots or {})}, latest, events,
-                   False, None, {"name": "handoff_form"}, "handoff_form")
 
 
 async def answer(monkeypatch, text: str, intent: str, requested: str, slots=None):
