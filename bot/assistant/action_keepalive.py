@@ -23,6 +23,11 @@ from typing import Any, Dict, Tuple
 
 from bot.assistant.import_hooks import when_imported
 
+try:
+    import ujson
+except ImportError:  # a dependency of Sanic, so of Rasa; the standard library writes the same JSON
+    ujson = None
+
 logger = logging.getLogger(__name__)
 
 ENDPOINTS_MODULE = "rasa.utils.endpoints"
@@ -45,12 +50,12 @@ class _KeptSession:
 
 def json_body(value: Any) -> str:
     """JSON text of an action call: ujson's, or the standard library's where ujson refuses the value."""
-    try:
-        import ujson
-
-        return ujson.dumps(value, ensure_ascii=True, escape_forward_slashes=False)
-    except (ImportError, TypeError, ValueError, OverflowError):
-        return json.dumps(value)
+    if ujson is not None:
+        try:
+            return ujson.dumps(value, ensure_ascii=True, escape_forward_slashes=False)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return json.dumps(value)
 
 
 def _kept_session_factory(original_session: Any) -> Any:

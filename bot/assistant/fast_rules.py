@@ -18,6 +18,7 @@ Installed by importing `bot.assistant`, like bot.assistant.fast_events.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Text, Tuple
@@ -83,9 +84,7 @@ def possible_keys(policy: Any, lookup: Dict[Text, Text], states: List[Dict[Text,
     table = rule_table(policy, lookup)
     newest = states[-1]
     keys = {key for key in table.candidates(newest) if policy._is_rule_applicable(key, 0, newest)}
-    for i, state in enumerate(reversed(states)):
-        if i == 0:
-            continue
+    for i, state in enumerate(itertools.islice(reversed(states), 1, None), start=1):
         if i >= table.longest or not keys:
             break  # every rule left is decided: _is_rule_applicable is True from here on
         keys = {key for key in keys if policy._is_rule_applicable(key, i, state)}
