@@ -127,6 +127,16 @@ def state_events(tracker: DialogueStateTracker) -> List[Event]:
     return events
 
 
+def _latest_session(stored: List[Tuple[int, Dict[str, Any]]]) -> Optional[List[Tuple[int, Dict[str, Any]]]]:
+    """The stored (id, event) of the latest session among `stored`, as SQLTrackerStore._event_query cuts them: the
+    events stamped at or after the latest SessionStarted. None when no session starts among them."""
+    starts = [event for _, event in stored if event.get("event") == SessionStarted.type_name]
+    if not starts:
+        return None
+    session_start = starts[-1].get("timestamp") or 0
+    return [(row_id, event) for row_id, event in stored if (event.get("timestamp") or 0) >= session_start]
+
+
 def _cut_before_turn(events: List[Event], user_index: int) -> int:
     """Index where the turn of the user message at `user_index` begins (its preceding action_listen included)."""
     before = events[user_index - 1] if user_index > 0 else None
@@ -195,12 +205,9 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
                                   .order_by(events.c.id)).all()
         stored = [(row_id, json.loads(data)) for row_id, data in rows]
         prefix = json.loads(checkpoint.events) if checkpoint else []
-        starts = [i for i, (_, event) in enumerate(stored) if event.get("event") == SessionStarted.type_name]
-        if starts:
-            # As SQLTrackerStore._event_query: the events stamped at or after the latest SessionStarted.
-            session_start = stored[starts[-1]][1].get("timestamp") or 0
-            stored = [(row_id, event) for row_id, event in stored if (event.get("timestamp") or 0) >= session_start]
-            prefix = []
+        session = _latest_session(stored)
+        if session is not None:  # a session started after the checkpoint starts from its own events
+            return [], session
         return prefix, stored
 
     async def retrieve(self, sender_id: Text) -> Optional[DialogueStateTracker]:
@@ -218,12 +225,10 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
         """The last `limit` stored events (masked) of the conversation, from the latest session start among them."""
         events = self.SQLEvent.__table__
         with self.reader.connect() as connection:
-            rows = connection.execute(sa.select(events.c.data).where(events.c.sender_id == sender_id)
+            rows = connection.execute(sa.select(events.c.id, events.c.data).where(events.c.sender_id == sender_id)
                                       .order_by(events.c.id.desc()).limit(limit)).all()
-        found = [json.loads(data) for (data,) in reversed(rows)]
-        starts = [i for i, event in enumerate(found) if event.get("event") == SessionStarted.type_name]
-        # The session's ActionExecuted(action_session_start) comes right before its SessionStarted.
-        return found[max(starts[-1] - 1, 0):] if starts else found
+        found = [(row_id, json.loads(data)) for row_id, data in reversed(rows)]
+        return [event for _, event in (_latest_session(found) or found)]
 
     # --- saving --------------------------------------------------------------------------------------------------
 
