@@ -205,6 +205,136 @@ async def test_actions_get_the_domain_without_responses_unless_they_read_them():
     assert form["forms"]["estimate_form"] and "language" in form["slots"]
 
 
+def _conversation(domain: Domain, turns: int) -> DialogueStateTracker:
+    """A tracker as the store loads it: checkpoint slots, then `turns` user turns with their actions and answers."""
+    from rasa.shared.core.events import ActionExecuted, SessionStarted, UserUttered
+
+    tracker = DialogueStateTracker("tester", slots=domain.slots)
+    tracker.update_with_events([ActionExecuted("action_session_start"), SessionStarted(), SlotSet("language", "fa"),
+                                SlotSet("model", "Qwen3 8B")], domain)
+    for number in range(turns):
+        tracker.update_with_events([
+            ActionExecuted("action_listen"),
+            UserUttered(f"پیام {number}", {"name": "inform", "confidence": 0.9}),
+            SlotSet("last_answer_key", f"answer_{number}"),
+            ActionExecuted("action_answer_faq"), BotUttered(f"جواب {number}", metadata={"utter_action": "utter_x"})],
+            domain)
+    return tracker
+
+
+async def test_actions_get_the_previous_turn_and_the_one_in_progress_unless_they_read_further():
+    """bot.assistant.action_payload: every action gets all slots, the latest message and the events from the
+    previous user turn on; the replay of the last answer gets every event held, the ticket the session's history."""
+    from rasa.shared.core.trackers import EventVerbosity
+
+    from bot.assistant.action_payload import HELD_EVENT_READERS, recent_events
+
+    domain = Domain.load(str(ROOT / "domain"))
+    tracker = _conversation(domain, turns=4)
+    requests: List[dict] = []
+    with action_server_answering(VALID, requests=requests) as url:
+        for name in ("action_validate_slot_mappings", "action_repeat_last_answer"):
+            await RemoteAction(name, EndpointConfig(url)).run(
+                CollectingOutputChannel(), TemplatedNaturalLanguageGenerator(domain.responses), tracker, domain)
+    recent, held = (request["tracker"] for request in requests)
+    everything = tracker.current_state(EventVerbosity.ALL)
+    assert held == json.loads(json.dumps(everything))
+    assert {key: value for key, value in recent.items() if key != "events"} == {
+        key: value for key, value in held.items() if key != "events"}
+    texts = [event.get("text") for event in recent["events"] if event["event"] in ("user", "bot")]
+    assert texts == ["پیام 2", "جواب 2", "پیام 3", "جواب 3"]
+    assert recent["events"] == held["events"][-10:]
+    assert recent["slots"]["model"] == "Qwen3 8B" and recent["latest_message"]["text"] == "پیام 3"
+    assert {"action_repeat_last_answer", "action_open_ticket"} <= HELD_EVENT_READERS
+    # Fewer user turns than the window: every event; the window starts at the user message when no listen precedes.
+    short = _conversation(domain, turns=1)
+    assert recent_events(short.events) == list(short.events)
+    no_listen = [event for event in tracker.events if getattr(event, "action_name", None) != "action_listen"]
+    assert [getattr(e, "text", None) for e in recent_events(no_listen)][0] == "پیام 2"
+
+
+def test_actions_that_look_back_read_no_further_than_the_previous_turn():
+    """What the per-turn actions read from tracker.events: the helpers in actions/common.py and language.py look at
+    the previous turn and the one in progress; those that walk further back are the listed readers' own code."""
+    import re
+
+    allowed = {"repeat.py", "handoff.py", "common.py", "language.py", "forms.py"}
+    readers = sorted(path.name for path in (ROOT / "actions").glob("*.py")
+                     if re.search(r"tracker\.events", path.read_text()))
+    assert set(readers) <= allowed, "a new reader of tracker.events: does bot/assistant/action_payload.py send enough?"
+
+
+async def test_slot_mapping_validation_is_asked_once_per_message_unless_slots_changed():
+    """bot.assistant.validation_once: the second action_extract_slots of a message (a form being activated) does
+    not call the action server when the slots are as the first call left them; it does once a slot changed."""
+    from rasa.core.actions.action import ActionExtractSlots
+    from rasa.shared.core.events import ActiveLoop
+
+    from bot.assistant import validation_once
+
+    assert validation_once.is_installed()
+    domain = Domain.load(str(ROOT / "domain"))
+    tracker = _conversation(domain, turns=2)
+    nlg = TemplatedNaturalLanguageGenerator(domain.responses)
+    requests: List[dict] = []
+    with action_server_answering(VALID, requests=requests) as url:
+        extract = ActionExtractSlots(EndpointConfig(url))
+        first = await extract.run(CollectingOutputChannel(), nlg, tracker, domain)
+        tracker.update_with_events(first, domain)
+        assert len(requests) == 1 and SlotSet("language", "tr") in first
+        tracker.update_with_events([ActiveLoop("estimate_form")], domain)  # the form activation's own run
+        assert await extract.run(CollectingOutputChannel(), nlg, tracker, domain) == []
+        assert len(requests) == 1
+        tracker.update_with_events([SlotSet("failed_turns", 1.0)], domain)  # an action changed a slot in between
+        await extract.run(CollectingOutputChannel(), nlg, tracker, domain)
+        assert len(requests) == 2
+
+
+async def test_slot_mapping_validation_answers_a_repeat_with_no_change():
+    """What validation_once relies on: ValidateSlotMappings (actions/language.py) asked again about the same message,
+    with its first answer applied, changes no slot, whether or not the estimate form has become active meanwhile."""
+    from rasa_sdk import Tracker
+    from rasa_sdk.executor import CollectingDispatcher
+
+    from actions.language import ValidateSlotMappings
+    from rasa.shared.core.events import ActiveLoop, ActionExecuted, UserUttered
+    from rasa.shared.core.trackers import EventVerbosity
+
+    domain = Domain.load(str(ROOT / "domain"))
+    messages = [("سلام، میخوام qwen3 8b رو با qlora فاین تیون کنم", "estimate", "fa"),
+                ("gpt-oss-20b'yi LoRA ile eğitsem hangi GPU yeter? bütçem 50 dolar", "estimate", "tr"),
+                ("KVKK'ya uygun mu? modelim llama 3.1 8b", "faq_kvkk", "tr"),
+                ("Farsça anlatır mısın?", "switch_language", "tr"),
+                ("asdf qwe 4096", "nlu_fallback", None),
+                ("/set_language{\"language\": \"tr\"}", "set_language", None)]
+    answered: List[bool] = []
+    for text, intent, language in messages:
+        for form_in_between in (False, True):
+            tracker = _conversation(domain, turns=2)
+            parse = {"intent": {"name": intent, "confidence": 0.9}, "entities": [], "text": text}
+            if language:
+                parse["detected_language"] = language
+            tracker.update_with_events([ActionExecuted("action_listen"),
+                                        UserUttered(text, parse["intent"], parse_data=parse)], domain)
+
+            async def ask() -> list:
+                state = tracker.current_state(EventVerbosity.ALL)
+                return await ValidateSlotMappings().run(CollectingDispatcher(), Tracker.from_dict(state),
+                                                        domain.as_dict())
+
+            first = await ask()
+            answered.append(bool(first))
+            tracker.update_with_events([SlotSet(e["name"], e["value"]) for e in first], domain)
+            before = tracker.current_slot_values()
+            if form_in_between:
+                tracker.update_with_events([ActionExecuted("utter_estimate_intro"), ActiveLoop("estimate_form")],
+                                           domain)
+            again = await ask()
+            assert {e["name"]: e["value"] for e in again if before.get(e["name"]) != e["value"]} == {}, (
+                text, form_in_between)
+    assert answered.count(True) >= 10, answered  # first answers that set something: not a vacuous check
+
+
 def test_only_the_listed_actions_read_the_domain_responses():
     from bot.assistant.action_payload import RESPONSE_READERS
     from actions.repeat import ActionRepeatLastAnswer
@@ -533,6 +663,10 @@ def test_action_call_json_reads_back_as_the_standard_librarys():
     assert json.loads(json_body(payload)) == json.loads(json.dumps(payload))
     odd = {"x": float("inf"), "y": float("nan"), 1: "a"}
     assert json_body(odd).replace(" ", "") == json.dumps(odd).replace(" ", "")
+    # Letters as UTF-8, not \\u escapes; a lone surrogate (not UTF-8) escaped, so the body can be sent at all.
+    assert "۲۰۴۸ توکن" in json_body(payload) and "eğitim" in json_body(payload)
+    lone = {"text": "ab\ud800c"}
+    assert json.loads(json_body(lone).encode("utf-8")) == lone
 
 
 def test_slot_mappings_validation_lists_the_domain_slots_once_per_request():

@@ -10,7 +10,9 @@ so a request is never sent on a connection the server is closing.
 
 The call's JSON (the tracker and the domain) is written by ujson (a dependency of Sanic, so of Rasa) instead of the
 standard library: serialising it was 5 % of the Rasa server's CPU time under load (issue 10). Values ujson does not
-write (NaN, bytes, odd keys) fall back to `json.dumps`, so the body is always what Rasa would send.
+write (NaN, bytes, odd keys) fall back to `json.dumps`, so the body always parses to what Rasa would send. Persian
+and Turkish letters are written as UTF-8 (2 bytes), not as \\uXXXX escapes (6 bytes): the bot's answers in the
+events sent are mostly such letters.
 Installed by importing `bot.assistant`.
 """
 from __future__ import annotations
@@ -52,8 +54,10 @@ def json_body(value: Any) -> str:
     """JSON text of an action call: ujson's, or the standard library's where ujson refuses the value."""
     if ujson is not None:
         try:
-            return ujson.dumps(value, ensure_ascii=True, escape_forward_slashes=False)
-        except (TypeError, ValueError, OverflowError):
+            text = ujson.dumps(value, ensure_ascii=False, escape_forward_slashes=False)
+            text.encode("utf-8")  # a lone surrogate (from a "\ud800" escape in a message) is not UTF-8: escaped below
+            return text
+        except (TypeError, ValueError, OverflowError, UnicodeEncodeError):
             pass
     return json.dumps(value)
 

@@ -8,27 +8,53 @@ Serialising, sending and parsing those 76 KB two or three times per turn cost bo
 (issue 10). The slots, forms, intents and actions that rasa_sdk's FormValidationAction / ValidationAction and our
 actions read are sent as before.
 
-The tracker sent holds the conversation's recent turns (bot/assistant/tracker_store.py keeps two behind a
-checkpoint). The action that reads further back, the handoff ticket (its trigger and excerpt), gets the session's
-latest stored events (masked) and the turn in progress in place of them: one query on a handoff turn.
-Installed by importing `bot.assistant`.
+The tracker sent holds the slots, the latest message and the events of the previous turn and the turn in progress:
+what the validation actions and the forms read (the previous turn's answer and offer, the texts just sent, the
+actions since the message). Rasa sends every event it holds (`EventVerbosity.ALL`): the checkpoint's ~30 slot
+events and older turns' advice texts were two thirds of the ~17 KB of each call, 2.5 calls per turn, serialised by
+Rasa, forwarded by HAProxy and parsed by the action server (issue 12). Two actions read further back and get more:
+the replay of the last answer (over several language switches) every event the tracker holds; the handoff ticket
+(its trigger and excerpt) the session's latest stored events (masked) and the turn in progress: one query on a
+handoff turn. Installed by importing `bot.assistant`.
 """
 from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, Dict, Text
+from typing import Any, Dict, List, Sequence, Text
 
 from bot.assistant.import_hooks import when_imported
 
 logger = logging.getLogger(__name__)
 
 ACTION_MODULE = "rasa.core.actions.action"
+USER_EVENT = "user"  # UserUttered.type_name
+ACTION_LISTEN = "action_listen"
 PATCH_MARKER = "_advisor_domain_without_responses"
 # Actions that read domain["responses"] (tests/test_fast_validation.py checks the action code for others).
 RESPONSE_READERS = frozenset({"action_repeat_last_answer"})
 # Actions that read the conversation further back than the kept turns (actions/handoff.py build_draft).
 HISTORY_READERS = frozenset({"action_open_ticket"})
+# Actions that read more than the previous turn of what the tracker holds (actions/repeat.py: the answer before a
+# run of language switches).
+HELD_EVENT_READERS = frozenset({"action_repeat_last_answer"}) | HISTORY_READERS
+# The user turns every other action gets: the previous one (its answer, its offer) and the one in progress.
+RECENT_TURNS = 2
+
+
+def recent_events(events: Sequence[Any], turns: int = RECENT_TURNS) -> List[Any]:
+    """The events from the `turns`-th latest user message on, the action_listen before it included; all of them
+    when the tracker holds fewer user messages."""
+    events = list(events)
+    seen = 0
+    for index in range(len(events) - 1, -1, -1):
+        if events[index].type_name == USER_EVENT:
+            seen += 1
+            if seen == turns:
+                before = events[index - 1] if index else None
+                listen = before is not None and getattr(before, "action_name", None) == ACTION_LISTEN
+                return events[index - 1:] if listen else events[index:]
+    return events
 
 
 def domain_without_responses(domain: Dict[Text, Any], cache: Dict[int, Any]) -> Dict[Text, Any]:
@@ -53,6 +79,20 @@ def with_session_history(tracker: Any, state: Dict[Text, Any]) -> Dict[Text, Any
         return state
 
 
+def _recent_call_format(action: Any, tracker: Any, domain: Any) -> Dict[Text, Any]:
+    """RemoteAction._action_call_format with the recent events in place of all of them (the slots are all there)."""
+    import rasa
+    from rasa.shared.core.trackers import EventVerbosity
+
+    state = tracker.current_state(EventVerbosity.NONE)
+    state["events"] = [event.as_dict() for event in recent_events(tracker.events)]
+    result = {"next_action": action.name(), "sender_id": tracker.sender_id, "tracker": state,
+              "version": rasa.__version__}
+    if not action._is_selective_domain_enabled() or domain.does_custom_action_explicitly_need_domain(action.name()):
+        result["domain"] = domain.as_dict()
+    return result
+
+
 def patch_remote_action(module: Any) -> None:
     remote_action = module.RemoteAction
     original = remote_action._action_call_format
@@ -61,7 +101,10 @@ def patch_remote_action(module: Any) -> None:
     cache: Dict[int, Any] = {}
 
     def _action_call_format(self: Any, tracker: Any, domain: Any) -> Dict[Text, Any]:
-        result = original(self, tracker, domain)
+        if self.name() in HELD_EVENT_READERS:
+            result = original(self, tracker, domain)
+        else:
+            result = _recent_call_format(self, tracker, domain)
         if isinstance(result.get("domain"), dict) and self.name() not in RESPONSE_READERS:
             result["domain"] = domain_without_responses(result["domain"], cache)
         if self.name() in HISTORY_READERS:
