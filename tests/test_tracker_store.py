@@ -1,5 +1,6 @@
 """RedactingSQLTrackerStore: bounded tracker per turn (checkpoint + recent turns), every event masked and written
-once, the full history kept. Real SQLite database, Rasa's own tracker and event classes, the project's domain.
+once, the full history kept. Real SQLite and PostgreSQL databases (the default run and the cluster), Rasa's own
+tracker and event classes, the project's domain.
 
 Each simulated turn does what Rasa's MessageProcessor does with the store: get_or_create_tracker, append the
 turn's events, save.
@@ -7,12 +8,12 @@ turn's events, save.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import List
 
 import pytest
+import sqlalchemy as sa
 from rasa.shared.core.domain import Domain
 from rasa.shared.core.events import (ActionExecuted, ActiveLoop, BotUttered, ConversationPaused, Event,
                                      SessionStarted, SlotSet, UserUttered)
@@ -29,9 +30,14 @@ def domain() -> Domain:
     return Domain.load(str(ROOT / "domain"))
 
 
-@pytest.fixture
-def store(tmp_path, domain) -> RedactingSQLTrackerStore:
-    return RedactingSQLTrackerStore(domain=domain, dialect="sqlite", db=str(tmp_path / "tracker.db"),
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store(request, tmp_path, domain) -> RedactingSQLTrackerStore:
+    if request.param == "sqlite":
+        return RedactingSQLTrackerStore(domain=domain, dialect="sqlite", db=str(tmp_path / "tracker.db"),
+                                        keep_turns=KEEP)
+    # PostgreSQL on 127.0.0.1 as in the cluster (trust auth); the database is created when missing, senders are new.
+    return RedactingSQLTrackerStore(domain=domain, dialect="postgresql", host="127.0.0.1", port=5432,
+                                    db="advisor_store_test", username="postgres", login_db="postgres",
                                     keep_turns=KEEP)
 
 
@@ -53,9 +59,10 @@ def user_texts(tracker) -> List[str]:
 
 
 def stored_rows(store: RedactingSQLTrackerStore, sender: str) -> List[str]:
-    with sqlite3.connect(store.engine.url.database) as conn:
-        return [row[0] for row in conn.execute("SELECT type_name FROM events WHERE sender_id = ? ORDER BY id",
-                                               (sender,))]
+    events = store.SQLEvent.__table__
+    with store.engine.connect() as conn:
+        return [row[0] for row in conn.execute(sa.select(events.c.type_name).where(events.c.sender_id == sender)
+                                               .order_by(events.c.id))]
 
 
 def test_long_conversation_loads_a_bounded_tracker_with_the_whole_state(store):

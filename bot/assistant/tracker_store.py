@@ -193,18 +193,27 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
     # SQLAlchemy Core statements, not the ORM: the ORM's unit of work, identity map and query building were a fifth
     # of the Rasa server's busy time on advice turns in a py-spy profile (issue 10).
 
+    def _load_statement(self) -> Any:
+        statement = getattr(self, "_load_sql", None)
+        if statement is None:
+            checkpoints, events = TrackerCheckpoint.__table__, self.SQLEvent.__table__
+            sender = sa.bindparam("sender", type_=sa.String)
+            upto = sa.select(checkpoints.c.upto_id).where(checkpoints.c.sender_id == sender).scalar_subquery()
+            checkpoint = sa.select(sa.cast(sa.null(), sa.Integer).label("id"), checkpoints.c.events.label("data")) \
+                .where(checkpoints.c.sender_id == sender)
+            after = sa.select(events.c.id, events.c.data) \
+                .where(events.c.sender_id == sender, events.c.id > sa.func.coalesce(upto, 0))
+            statement = self._load_sql = sa.union_all(checkpoint, after).order_by(sa.literal_column("id"))
+        return statement
+
     def _load(self, connection: Any, sender_id: Text
               ) -> Tuple[List[Dict[str, Any]], List[Tuple[int, Dict[str, Any]]]]:
         """The checkpoint's events and the stored (id, event) after it, from the latest session start on."""
-        checkpoints, events = TrackerCheckpoint.__table__, self.SQLEvent.__table__
-        checkpoint = connection.execute(sa.select(checkpoints.c.upto_id, checkpoints.c.events)
-                                        .where(checkpoints.c.sender_id == sender_id)).first()
-        rows = connection.execute(sa.select(events.c.id, events.c.data)
-                                  .where(events.c.sender_id == sender_id,
-                                         events.c.id > (checkpoint.upto_id if checkpoint else 0))
-                                  .order_by(events.c.id)).all()
-        stored = [(row_id, json.loads(data)) for row_id, data in rows]
-        prefix = json.loads(checkpoint.events) if checkpoint else []
+        # One statement, one round trip: the checkpoint as a row without an event id, then the events after it.
+        rows = connection.execute(self._load_statement(), {"sender": sender_id}).all()
+        checkpoint = next((row for row in rows if row.id is None), None)
+        stored = [(row.id, json.loads(row.data)) for row in rows if row.id is not None]
+        prefix = json.loads(checkpoint.data) if checkpoint else []
         session = _latest_session(stored)
         if session is not None:  # a session started after the checkpoint starts from its own events
             return [], session
