@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, List, Literal, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
 
 from pydantic import BaseModel
 
@@ -186,10 +186,14 @@ def multi_gpu_plan(plan: TrainingPlan, cards: Sequence, estimate_fn: Callable[[T
     Returns None when the job fits no card even on the largest count.
     """
     options: List[MultiGpuPlan] = []
+    # The sharded plan and its estimate depend on the count, not on the card: worked out once per count.
+    by_count: Dict[int, Tuple[TrainingPlan, MemoryEstimate]] = {}
     for card in cards:
         for count in counts:
-            sharded = shard_fn(plan, count, sharding)
-            estimate = estimate_fn(sharded)
+            if count not in by_count:
+                sharded_plan = shard_fn(plan, count, sharding)
+                by_count[count] = (sharded_plan, estimate_fn(sharded_plan))
+            sharded, estimate = by_count[count]
             status = classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib)
             if status == "no_fit":
                 continue
