@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_load.py [--closed-seconds 45] [--clients 16] [--repeats 2] [--customers 50]
                                          [--open-seconds 120]
 
-Starts the real cluster (scripts/cluster.sh on free ports, PostgreSQL database `advisor_bench`, Redis directly) and
+Starts the real cluster (scripts/cluster.sh on free ports, PostgreSQL database `advisor_bench`, dropped first so that
+every run starts empty, Redis directly) and
 sends the mixed fa/tr conversations of bench/bench_assistant.py (greetings, FAQ, form turns, full estimates with a
 chart, what-ifs, fallbacks) through HAProxy's REST entry:
 
@@ -42,6 +43,7 @@ from tests.cluster import Cluster, start_cluster  # noqa: E402
 from tests.servers import ensure_model  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "load.md"
+DATABASE = "advisor_bench"  # dropped at the start of each run
 TARGET_SCALING = 1.6
 TARGET_P95_MS = 500
 PROGRAMS = ("rasa-a", "rasa-b", "actions-a", "actions-b", "haproxy", "website", "staff")
@@ -284,9 +286,21 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
     return lines
 
 
+def fresh_database(name: str) -> None:
+    """Drop the benchmark's database: each run starts empty, not on the events of every run before it."""
+    import psycopg2
+
+    conn = psycopg2.connect("postgresql://postgres@127.0.0.1:5432/postgres")
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    conn.close()
+
+
 async def main_async(args: argparse.Namespace) -> None:
     ensure_model()
-    with start_cluster("advisor_bench", redis_relay=False) as cluster:
+    fresh_database(DATABASE)
+    with start_cluster(DATABASE, redis_relay=False) as cluster:
         url = f"{cluster.balancer}/webhooks/rest/webhook"
         await warm_up(cluster)
         # 1, 2, 1, 2 ... instances: what the other work on the machine takes falls on both alike.

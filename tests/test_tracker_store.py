@@ -185,3 +185,40 @@ def test_the_handoff_action_gets_the_turns_behind_the_checkpoint(store):
     tracker = asyncio.run(store.retrieve(short))
     assert with_session_history(tracker, tracker.current_state(EventVerbosity.ALL))["events"] == \
         tracker.current_state(EventVerbosity.ALL)["events"]
+
+
+def test_an_existing_events_table_gets_the_index_a_turn_reads_by(tmp_path, domain):
+    """A database made by an earlier version (Rasa's table, indexed by sender only) gets the (sender_id, id) index
+    that finds a conversation's newest events without reading all of them."""
+    path = tmp_path / "old.db"
+    with sa.create_engine(f"sqlite:///{path}").begin() as conn:
+        conn.execute(sa.text("CREATE TABLE events (id INTEGER PRIMARY KEY, sender_id VARCHAR(255) NOT NULL, "
+                             "type_name VARCHAR(255) NOT NULL, timestamp FLOAT, intent_name VARCHAR(255), "
+                             "action_name VARCHAR(255), data TEXT)"))
+        conn.execute(sa.text("CREATE INDEX ix_events_sender_id ON events (sender_id)"))
+    store = RedactingSQLTrackerStore(domain=domain, dialect="sqlite", db=str(path), keep_turns=KEEP)
+    indexes = {tuple(index["column_names"]) for index in sa.inspect(store.engine).get_indexes("events")}
+    assert ("sender_id", "id") in indexes
+    with store.engine.connect() as conn:
+        plan = " ".join(str(row) for row in conn.execute(sa.text(
+            "EXPLAIN QUERY PLAN SELECT id, data FROM events WHERE sender_id = 'x' AND id > 5 ORDER BY id")))
+    assert "ix_events_sender_id_id" in plan
+
+
+@pytest.mark.postgres
+def test_postgresql_prepares_the_load_once_per_connection(domain):
+    """On PostgreSQL the load is a prepared statement (parsed and planned once per connection, not every turn); a
+    connection the pool replaces (the server restarted, say) prepares it again."""
+    store = RedactingSQLTrackerStore(domain=domain, dialect="postgresql", host="127.0.0.1", port=5432,
+                                     db="advisor_store_test", username="postgres", login_db="postgres",
+                                     keep_turns=KEEP)
+    sender = f"prepared-{uuid.uuid4().hex[:8]}"
+    for number in range(KEEP + 3):
+        turn(store, sender, f"q{number}", SlotSet("language", "tr"))
+    with store.reader.connect() as conn:
+        prepared = [row[0] for row in conn.execute(sa.text("SELECT statement FROM pg_prepared_statements"))]
+    assert len(prepared) == 1 and prepared[0].startswith("PREPARE advisor_load AS")
+    store.reader.dispose()
+    turn(store, sender, "after the reconnect")
+    tracker = asyncio.run(store.retrieve(sender))
+    assert user_texts(tracker)[-1] == "after the reconnect" and tracker.get_slot("language") == "tr"
