@@ -26,6 +26,7 @@ import asyncio
 import os
 import platform
 import random
+import statistics
 import sys
 import time
 import uuid
@@ -278,6 +279,13 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
                   f"{cpu.get('rasa-a', 0.0) / total:.0%}."]
     lines += ["", "Runs one by one (turns/s): " + "; ".join(
         f"{phase.name} {phase.turns_per_s:.1f}" for phase in runs_in_order)]
+    pairs = [two_run.turns_per_s / one_run.turns_per_s
+             for one_run, two_run in zip(runs_in_order[::2], runs_in_order[1::2]) if one_run.turns_per_s]
+    if pairs:
+        # A burst of other work on the shared machine can slow one whole pair; the median of the pairs shows it.
+        lines += ["", "Ratio of each pair (2 instances / the 1-instance run before it): "
+                  + ", ".join(f"{ratio:.2f}x" for ratio in pairs)
+                  + f"; median {statistics.median(pairs):.2f}x."]
     lines += ["", "Two instances can at best double the turns of one only when one instance cannot use the cores "
                   "the rest leaves idle: on 2 cores that takes Rasa's share of the CPU per turn close to all of it."]
     lines += ["", f"Command: `.venv/bin/python bench/bench_load.py --closed-seconds {args.closed_seconds:.0f} "
