@@ -222,3 +222,33 @@ def test_postgresql_prepares_the_load_once_per_connection(domain):
     turn(store, sender, "after the reconnect")
     tracker = asyncio.run(store.retrieve(sender))
     assert user_texts(tracker)[-1] == "after the reconnect" and tracker.get_slot("language") == "tr"
+
+
+@pytest.mark.postgres
+def test_connections_the_database_closed_are_replaced_without_losing_a_turn(domain):
+    """PostgreSQL ends the store's idle pooled connections (a restart, an administrator): the next load and save run
+    on new connections, and every turn is kept (Rasa would keep a failed save in memory only)."""
+    import psycopg2
+
+    store = RedactingSQLTrackerStore(domain=domain, dialect="postgresql", host="127.0.0.1", port=5432,
+                                     db="advisor_store_test", username="postgres", login_db="postgres",
+                                     keep_turns=KEEP)
+    sender = f"reconnect-{uuid.uuid4().hex[:8]}"
+    turn(store, sender, "first", SlotSet("model_id", "llama-3.1-8b"))
+    for number in range(KEEP + 1):
+        turn(store, sender, f"q{number}")
+
+    def end_store_connections() -> int:
+        with psycopg2.connect("postgresql://postgres@127.0.0.1:5432/postgres") as admin, admin.cursor() as cur:
+            cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = 'advisor_store_test' AND pid <> pg_backend_pid()")
+            return len(cur.fetchall())
+
+    assert end_store_connections() >= 2  # the reader's and the writer's
+    turn(store, sender, "after the restart")
+    assert end_store_connections() >= 1
+    turn(store, sender, "and again")
+    tracker = asyncio.run(store.retrieve(sender))
+    assert user_texts(tracker)[-2:] == ["after the restart", "and again"]
+    assert tracker.get_slot("model_id") == "llama-3.1-8b"
+    assert stored_rows(store, sender).count("user") == KEEP + 4

@@ -41,7 +41,7 @@ import os
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Text, Tuple
+from typing import Any, Callable, Dict, List, Optional, Text, Tuple
 
 os.environ.setdefault("SQLALCHEMY_SILENCE_UBER_WARNING", "1")
 
@@ -133,6 +133,21 @@ def state_events(tracker: DialogueStateTracker) -> List[Event]:
     if tracker.is_paused():
         events.append(ConversationPaused(timestamp=at))
     return events
+
+
+def _once_more_if_disconnected(work: Callable[[], Any]) -> Any:
+    """`work()`, and once more if it failed on a connection the database had closed (the server restarted, an
+    administrator ended it): SQLAlchemy then replaces every pooled connection, and the second attempt gets a new
+    one. Rasa would otherwise keep the turn only in memory when a save fails, or start a blank conversation when a
+    load fails (issue 12: a connection left idle in the pool across a database restart)."""
+    try:
+        return work()
+    except sa.exc.DBAPIError as error:
+        if not error.connection_invalidated:
+            raise
+        logger.warning("Conversation store connection lost (%s); trying once more on a new one",
+                       type(error.orig).__name__)
+        return work()
 
 
 def _latest_session(stored: List[Tuple[int, Dict[str, Any]]]) -> Optional[List[Tuple[int, Dict[str, Any]]]]:
@@ -268,8 +283,11 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
 
     async def retrieve(self, sender_id: Text) -> Optional[DialogueStateTracker]:
         """The tracker of the latest session: the checkpoint's state and the recent turns."""
-        with self.reader.connect() as connection:
-            prefix, stored = self._load(connection, sender_id)
+        def load() -> Tuple[List[Dict[str, Any]], List[Tuple[int, Dict[str, Any]]]]:
+            with self.reader.connect() as connection:
+                return self._load(connection, sender_id)
+
+        prefix, stored = _once_more_if_disconnected(load)
         if not self.domain or not (prefix or stored):
             return None
         tracker = DialogueStateTracker.from_dict(sender_id, prefix + [event for _, event in stored],
@@ -291,12 +309,20 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
     async def save(self, tracker: DialogueStateTracker) -> None:
         """Write the events that are new since the tracker was loaded (masked), then move the checkpoint forward
         when more than keep_turns finished user turns are held."""
-        loaded: Optional[_Loaded] = getattr(tracker, _LOADED_ATTR, None)
+        setattr(tracker, _LOADED_ATTR, _once_more_if_disconnected(lambda: self._save(tracker)))
+        logger.debug("Tracker with sender_id '%s' stored to database (masked)", tracker.sender_id)
+
+    def _save(self, tracker: DialogueStateTracker) -> _Loaded:
+        """One attempt at `save` in one transaction; what the tracker's bookkeeping becomes when it commits (a copy:
+        a rolled-back attempt leaves the tracker's own as it was, so a second attempt writes the same events)."""
+        known: Optional[_Loaded] = getattr(tracker, _LOADED_ATTR, None)
         events = list(tracker.events)
         with self.engine.begin() as connection:
-            if loaded is None:  # a tracker this store did not build (new conversation, Rasa API): count as Rasa does
+            if known is None:  # a tracker this store did not build (new conversation, Rasa API): count as Rasa does
                 prefix, stored = self._load(connection, tracker.sender_id)
                 loaded = _Loaded(ids=[None] * len(prefix) + [row_id for row_id, _ in stored])
+            else:
+                loaded = _Loaded(ids=list(known.ids), window_start=known.window_start)
             rows = []
             for event in events[len(loaded.ids):]:
                 data = redact_event(event.as_dict())
@@ -309,8 +335,7 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
             # Stored; their ids are read with the next load (the checkpoint only ever moves over earlier turns).
             loaded.ids.extend([_STORED] * len(rows))
             self._move_checkpoint(connection, tracker.sender_id, events, loaded)
-        setattr(tracker, _LOADED_ATTR, loaded)
-        logger.debug("Tracker with sender_id '%s' stored to database (masked)", tracker.sender_id)
+        return loaded
 
     def _move_checkpoint(self, connection: Any, sender_id: Text, events: List[Event], loaded: _Loaded) -> None:
         user_turns = [i for i, event in enumerate(events) if isinstance(event, UserUttered) and i >= loaded.window_start]
