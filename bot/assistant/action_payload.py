@@ -29,8 +29,6 @@ from bot.assistant.import_hooks import when_imported
 logger = logging.getLogger(__name__)
 
 ACTION_MODULE = "rasa.core.actions.action"
-USER_EVENT = "user"  # UserUttered.type_name
-ACTION_LISTEN = "action_listen"
 PATCH_MARKER = "_advisor_domain_without_responses"
 # Actions that read domain["responses"] (tests/test_fast_validation.py checks the action code for others).
 RESPONSE_READERS = frozenset({"action_repeat_last_answer"})
@@ -46,16 +44,13 @@ RECENT_TURNS = 2
 def recent_events(events: Sequence[Any], turns: int = RECENT_TURNS) -> List[Any]:
     """The events from the `turns`-th latest user message on, the action_listen before it included; all of them
     when the tracker holds fewer user messages."""
+    from rasa.shared.core.events import UserUttered
+
+    from bot.assistant.tracker_store import turn_start
+
     events = list(events)
-    seen = 0
-    for index in range(len(events) - 1, -1, -1):
-        if events[index].type_name == USER_EVENT:
-            seen += 1
-            if seen == turns:
-                before = events[index - 1] if index else None
-                listen = before is not None and getattr(before, "action_name", None) == ACTION_LISTEN
-                return events[index - 1:] if listen else events[index:]
-    return events
+    users = [index for index, event in enumerate(events) if isinstance(event, UserUttered)]
+    return events[turn_start(events, users[-turns]):] if len(users) >= turns else events
 
 
 def domain_without_responses(domain: Dict[Text, Any], cache: Dict[int, Any]) -> Dict[Text, Any]:

@@ -38,10 +38,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Text, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Text, Tuple
 
 os.environ.setdefault("SQLALCHEMY_SILENCE_UBER_WARNING", "1")
 
@@ -100,6 +99,22 @@ class TrackerCheckpoint(_CheckpointBase):
 # large existing table that takes a while, and PostgreSQL holds new events back until it is built.
 _EVENTS_AFTER_CHECKPOINT = sa.Index("ix_events_sender_id_id", SQLTrackerStore.SQLEvent.__table__.c.sender_id,
                                     SQLTrackerStore.SQLEvent.__table__.c.id)
+
+
+def _load_statement() -> Any:
+    """A turn's one read: the checkpoint as a row without an event id, then the events after its `upto_id`."""
+    checkpoints, events = TrackerCheckpoint.__table__, SQLTrackerStore.SQLEvent.__table__
+    sender = sa.bindparam("sender", type_=sa.String)
+    upto = sa.select(checkpoints.c.upto_id).where(checkpoints.c.sender_id == sender).scalar_subquery()
+    checkpoint = sa.select(sa.cast(sa.null(), sa.Integer).label("id"), checkpoints.c.events.label("data")) \
+        .where(checkpoints.c.sender_id == sender)
+    after = sa.select(events.c.id, events.c.data) \
+        .where(events.c.sender_id == sender, events.c.id > sa.func.coalesce(upto, sa.literal_column("0")))
+    return sa.union_all(checkpoint, after).order_by(sa.literal_column("id"))
+
+
+_LOAD = _load_statement()
+_LOAD_PREPARED = "advisor_load"  # its name as a prepared statement on a PostgreSQL connection
 
 # In _Loaded.ids: an event written by `save` whose id was not read back.
 _STORED = -1
@@ -160,7 +175,7 @@ def _latest_session(stored: List[Tuple[int, Dict[str, Any]]]) -> Optional[List[T
     return [(row_id, event) for row_id, event in stored if (event.get("timestamp") or 0) >= session_start]
 
 
-def _cut_before_turn(events: List[Event], user_index: int) -> int:
+def turn_start(events: Sequence[Event], user_index: int) -> int:
     """Index where the turn of the user message at `user_index` begins (its preceding action_listen included)."""
     before = events[user_index - 1] if user_index > 0 else None
     if isinstance(before, ActionExecuted) and before.action_name == ACTION_LISTEN_NAME:
@@ -220,59 +235,29 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
     # SQLAlchemy Core statements, not the ORM: the ORM's unit of work, identity map and query building were a fifth
     # of the Rasa server's busy time on advice turns in a py-spy profile (issue 10).
 
-    def _load_statement(self) -> Any:
-        statement = getattr(self, "_load_sql", None)
-        if statement is None:
-            checkpoints, events = TrackerCheckpoint.__table__, self.SQLEvent.__table__
-            sender = sa.bindparam("sender", type_=sa.String)
-            upto = sa.select(checkpoints.c.upto_id).where(checkpoints.c.sender_id == sender).scalar_subquery()
-            checkpoint = sa.select(sa.cast(sa.null(), sa.Integer).label("id"), checkpoints.c.events.label("data")) \
-                .where(checkpoints.c.sender_id == sender)
-            after = sa.select(events.c.id, events.c.data) \
-                .where(events.c.sender_id == sender, events.c.id > sa.func.coalesce(upto, sa.literal_column("0")))
-            statement = self._load_sql = sa.union_all(checkpoint, after).order_by(sa.literal_column("id"))
-        return statement
-
-    def _execute(self, connection: Any, name: str, statement: Any, params: Dict[str, Any]) -> List[Tuple]:
-        """Rows of `statement`; on PostgreSQL as a statement prepared once per connection (`PREPARE name`): parsing
-        and planning the load each turn took two thirds of PostgreSQL's CPU for it (0.165 ms per load as plain SQL,
-        0.050 ms prepared, in a loop of 2,000)."""
+    def _load_rows(self, connection: Any, sender_id: Text) -> List[Tuple[Optional[int], str]]:
+        """(event id, data) of the conversation's checkpoint (id None) and of its events after it. On PostgreSQL the
+        statement is prepared once per connection (`PREPARE advisor_load`): parsing and planning it each turn took
+        two thirds of PostgreSQL's CPU for it (0.165 ms per load as plain SQL, 0.050 ms prepared, in a loop of
+        2,000)."""
         if connection.dialect.name != "postgresql":
-            return [tuple(row) for row in connection.execute(statement, params)]
-        sql, names = self._prepared_sql(connection, statement)
+            return [tuple(row) for row in connection.execute(_LOAD, {"sender": sender_id})]
         # The pooled DBAPI connection's `info` lives as long as that connection: a new one prepares again. Run through
         # SQLAlchemy (exec_driver_sql), so a lost connection is noticed and replaced as for any other statement.
-        prepared = connection.connection.info.setdefault("advisor_prepared", set())
-        if name not in prepared:
-            connection.exec_driver_sql(f"PREPARE {name} AS {sql}")
-            prepared.add(name)
-        result = connection.exec_driver_sql(f"EXECUTE {name}({', '.join(['%s'] * len(names))})",
-                                            tuple(params[key] for key in names))
-        return [tuple(row) for row in result] if result.returns_rows else []
-
-    def _prepared_sql(self, connection: Any, statement: Any) -> Tuple[str, List[str]]:
-        """The statement as PostgreSQL text with $1, $2 ... for its named parameters, and their names in order."""
-        cache = self.__dict__.setdefault("_prepared_text", {})
-        if id(statement) not in cache:
-            compiled = statement.compile(dialect=connection.dialect)
-            if set(compiled.params) - {key for key, value in compiled.params.items() if value is None}:
-                raise ValueError("a prepared statement takes its values as named parameters only")
-            text = str(compiled)
-            names: List[str] = []
-
-            def number(match: Any) -> str:
-                if match.group(1) not in names:
-                    names.append(match.group(1))
-                return f"${names.index(match.group(1)) + 1}"
-
-            cache[id(statement)] = (statement, re.sub(r"%\((\w+)\)s", number, text), names)
-        return cache[id(statement)][1], cache[id(statement)][2]
+        info = connection.connection.info
+        if not info.get(_LOAD_PREPARED):
+            sql = str(_LOAD.compile(dialect=connection.dialect)).replace("%(sender)s", "$1")
+            if "%(" in sql:
+                raise ValueError("the prepared load takes its values as the named parameter `sender` only")
+            connection.exec_driver_sql(f"PREPARE {_LOAD_PREPARED} AS {sql}")
+            info[_LOAD_PREPARED] = True
+        return [tuple(row) for row in connection.exec_driver_sql(f"EXECUTE {_LOAD_PREPARED}(%s)", (sender_id,))]
 
     def _load(self, connection: Any, sender_id: Text
               ) -> Tuple[List[Dict[str, Any]], List[Tuple[int, Dict[str, Any]]]]:
         """The checkpoint's events and the stored (id, event) after it, from the latest session start on."""
         # One statement, one round trip: the checkpoint as a row without an event id, then the events after it.
-        rows = self._execute(connection, "advisor_load", self._load_statement(), {"sender": sender_id})
+        rows = self._load_rows(connection, sender_id)
         checkpoint = next((data for row_id, data in rows if row_id is None), None)
         stored = [(row_id, json.loads(data)) for row_id, data in rows if row_id is not None]
         prefix = json.loads(checkpoint) if checkpoint else []
@@ -341,7 +326,7 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
         user_turns = [i for i, event in enumerate(events) if isinstance(event, UserUttered) and i >= loaded.window_start]
         if len(user_turns) <= self.keep_turns:
             return
-        cut = _cut_before_turn(events, user_turns[-self.keep_turns])
+        cut = turn_start(events, user_turns[-self.keep_turns])
         before_cut = loaded.ids[:cut]
         stored_before_cut = [row_id for row_id in before_cut if row_id is not None]
         if not stored_before_cut or _STORED in before_cut:
