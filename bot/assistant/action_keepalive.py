@@ -20,10 +20,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sys
 from typing import Any, Dict, Tuple
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 try:
     import ujson
@@ -95,8 +94,7 @@ def patch_endpoints(module: Any) -> None:
 
 
 def is_installed() -> bool:
-    module = sys.modules.get(ENDPOINTS_MODULE)
-    return module is not None and getattr(module.EndpointConfig.session, PATCH_MARKER, False)
+    return is_patched(ENDPOINTS_MODULE, "EndpointConfig.session", PATCH_MARKER)
 
 
 def install() -> None:

@@ -21,10 +21,9 @@ handoff turn. Installed by importing `bot.assistant`.
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any, Dict, List, Sequence, Text
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -113,8 +112,7 @@ def patch_remote_action(module: Any) -> None:
 
 
 def is_installed() -> bool:
-    module = sys.modules.get(ACTION_MODULE)
-    return module is not None and getattr(module.RemoteAction._action_call_format, PATCH_MARKER, False)
+    return is_patched(ACTION_MODULE, "RemoteAction._action_call_format", PATCH_MARKER)
 
 
 def install() -> None:

@@ -28,7 +28,7 @@ from typing import Any, List, Optional, Tuple
 import aiohttp
 from rasa.shared.exceptions import RasaException
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -176,10 +176,7 @@ def _patch(processor_module: Any) -> None:
 
 
 def is_installed() -> bool:
-    import sys
-
-    module = sys.modules.get("rasa.core.actions.action")
-    return module is not None and getattr(module.RemoteAction.run, PATCH_MARKER, False)
+    return is_patched("rasa.core.actions.action", "RemoteAction.run", PATCH_MARKER)
 
 
 def install() -> None:

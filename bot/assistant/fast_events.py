@@ -13,10 +13,9 @@ Installed by importing `bot.assistant`, like bot.assistant.fast_validation.
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any, Dict, Optional, Text, Type
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +54,7 @@ def patch_events(module: Any) -> None:
 
 
 def is_installed() -> bool:
-    module = sys.modules.get(EVENTS_MODULE)
-    return module is not None and getattr(module.Event.resolve_by_type, PATCH_MARKER, False)
+    return is_patched(EVENTS_MODULE, "Event.resolve_by_type", PATCH_MARKER)
 
 
 def install() -> None:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-import sys
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Text, Tuple
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +105,7 @@ def patch_rule_policy(module: Any) -> None:
 
 
 def is_installed() -> bool:
-    module = sys.modules.get(RULE_POLICY_MODULE)
-    return module is not None and getattr(module.RulePolicy._get_possible_keys, PATCH_MARKER, False)
+    return is_patched(RULE_POLICY_MODULE, "RulePolicy._get_possible_keys", PATCH_MARKER)
 
 
 def install() -> None:

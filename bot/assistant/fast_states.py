@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from typing import Any, Dict, List, Optional, Text
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +60,7 @@ def patch_trackers(module: Any) -> None:
 
 
 def is_installed() -> bool:
-    module = sys.modules.get(TRACKERS_MODULE)
-    return module is not None and getattr(module.DialogueStateTracker.past_states, PATCH_MARKER, False)
+    return is_patched(TRACKERS_MODULE, "DialogueStateTracker.past_states", PATCH_MARKER)
 
 
 def install() -> None:

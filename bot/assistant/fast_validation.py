@@ -24,10 +24,9 @@ by an import hook (bot/assistant/import_hooks.py) the moment it is, so light com
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any, Callable, Dict, Text
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -134,8 +133,7 @@ def patch_remote_action(module: Any) -> None:
 
 def is_installed() -> bool:
     """True when Rasa's action module is loaded and validates with the validator built once."""
-    module = sys.modules.get(ACTION_MODULE)
-    return module is not None and getattr(module.RemoteAction._validate_action_result, PATCH_MARKER, False)
+    return is_patched(ACTION_MODULE, "RemoteAction._validate_action_result", PATCH_MARKER)
 
 
 def install() -> None:

@@ -43,3 +43,14 @@ def when_imported(module_name: str, callback: Callable[[ModuleType], None]) -> N
     _callbacks.setdefault(module_name, []).append(callback)
     if not any(isinstance(finder, _AfterImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport())
+
+
+def is_patched(module_name: str, attribute: str, marker: str) -> bool:
+    """True when `module_name` is loaded and the function at `attribute` ("Class.method") in it carries `marker`, the
+    attribute each patch sets on the function it installs. False while the module is not loaded."""
+    owner: Any = sys.modules.get(module_name)
+    if owner is None:
+        return False
+    for name in attribute.split("."):
+        owner = getattr(owner, name)
+    return bool(getattr(owner, marker, False))

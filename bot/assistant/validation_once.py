@@ -18,10 +18,9 @@ Installed by importing `bot.assistant`.
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any, Dict, List, Optional
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.import_hooks import is_patched, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +73,7 @@ def patch_extract_slots(module: Any) -> None:
 
 
 def is_installed() -> bool:
-    module = sys.modules.get(ACTION_MODULE)
-    return module is not None and getattr(module.ActionExtractSlots._execute_validation_action, PATCH_MARKER, False)
+    return is_patched(ACTION_MODULE, "ActionExtractSlots._execute_validation_action", PATCH_MARKER)
 
 
 def install() -> None:
