@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bench.bench_assistant import CONVERSATIONS  # noqa: E402
 from bench.lean_http import HTTPError, KeepAliveClient  # noqa: E402
 from bench.results_io import machine_speed_s, percentile, write_results  # noqa: E402
-from tests.cluster import Cluster, start_cluster  # noqa: E402
+from tests.cluster import Cluster, PostgresSwitch, start_cluster  # noqa: E402
 from tests.servers import ensure_model  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "load.md"
@@ -294,20 +294,9 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
     return lines
 
 
-def fresh_database(name: str) -> None:
-    """Drop the benchmark's database: each run starts empty, not on the events of every run before it."""
-    import psycopg2
-
-    conn = psycopg2.connect("postgresql://postgres@127.0.0.1:5432/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    conn.close()
-
-
 async def main_async(args: argparse.Namespace) -> None:
     ensure_model()
-    fresh_database(DATABASE)
+    PostgresSwitch(DATABASE).drop()  # each run starts empty, not on the events of every run before it
     with start_cluster(DATABASE, redis_relay=False) as cluster:
         url = f"{cluster.balancer}/webhooks/rest/webhook"
         await warm_up(cluster)

@@ -130,7 +130,7 @@ class RedisRelay:
 
 
 class PostgresSwitch:
-    """Makes one database refuse connections (and drops the open ones), then lets them in again."""
+    """Makes one database refuse connections (and drops the open ones), then lets them in again; or drops it."""
 
     def __init__(self, database: str) -> None:
         self.database = database
@@ -153,6 +153,9 @@ class PostgresSwitch:
 
     def restore(self) -> None:
         self._admin(f'ALTER DATABASE "{self.database}" ALLOW_CONNECTIONS true')
+
+    def drop(self) -> None:
+        self._admin(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
 
 
 @dataclass

@@ -35,7 +35,11 @@ def store(request, tmp_path, domain) -> RedactingSQLTrackerStore:
     if request.param == "sqlite":
         return RedactingSQLTrackerStore(domain=domain, dialect="sqlite", db=str(tmp_path / "tracker.db"),
                                         keep_turns=KEEP)
-    # PostgreSQL on 127.0.0.1 as in the cluster (trust auth); the database is created when missing, senders are new.
+    return postgres_store(domain)
+
+
+def postgres_store(domain: Domain) -> RedactingSQLTrackerStore:
+    """PostgreSQL on 127.0.0.1 as in the cluster (trust auth); the database is created when missing, senders are new."""
     return RedactingSQLTrackerStore(domain=domain, dialect="postgresql", host="127.0.0.1", port=5432,
                                     db="advisor_store_test", username="postgres", login_db="postgres",
                                     keep_turns=KEEP)
@@ -209,9 +213,7 @@ def test_an_existing_events_table_gets_the_index_a_turn_reads_by(tmp_path, domai
 def test_postgresql_prepares_the_load_once_per_connection(domain):
     """On PostgreSQL the load is a prepared statement (parsed and planned once per connection, not every turn); a
     connection the pool replaces (the server restarted, say) prepares it again."""
-    store = RedactingSQLTrackerStore(domain=domain, dialect="postgresql", host="127.0.0.1", port=5432,
-                                     db="advisor_store_test", username="postgres", login_db="postgres",
-                                     keep_turns=KEEP)
+    store = postgres_store(domain)
     sender = f"prepared-{uuid.uuid4().hex[:8]}"
     for number in range(KEEP + 3):
         turn(store, sender, f"q{number}", SlotSet("language", "tr"))
@@ -230,9 +232,7 @@ def test_connections_the_database_closed_are_replaced_without_losing_a_turn(doma
     on new connections, and every turn is kept (Rasa would keep a failed save in memory only)."""
     import psycopg2
 
-    store = RedactingSQLTrackerStore(domain=domain, dialect="postgresql", host="127.0.0.1", port=5432,
-                                     db="advisor_store_test", username="postgres", login_db="postgres",
-                                     keep_turns=KEEP)
+    store = postgres_store(domain)
     sender = f"reconnect-{uuid.uuid4().hex[:8]}"
     turn(store, sender, "first", SlotSet("model_id", "llama-3.1-8b"))
     for number in range(KEEP + 1):
