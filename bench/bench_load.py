@@ -202,6 +202,17 @@ def memory(cluster: Cluster) -> Dict[str, float]:
     return found
 
 
+def action_traffic(cluster: Cluster) -> Tuple[int, int]:
+    """Requests HAProxy has passed to the action servers so far, and the bytes it received from Rasa for them."""
+    lines = cluster.haproxy("show stat").strip().splitlines()
+    header = lines[0].lstrip("# ").split(",")
+    for line in lines[1:]:
+        row = dict(zip(header, line.split(",")))
+        if row["pxname"] == "actions" and row["svname"] == "BACKEND":
+            return int(row["stot"] or 0), int(row["bin"] or 0)
+    return 0, 0
+
+
 def set_second_instance(cluster: Cluster, state: str) -> None:
     for server in SECOND_INSTANCE:
         cluster.haproxy(f"set server {server} state {state}")
@@ -223,7 +234,7 @@ def fmt_load(load: Tuple[float, float, float]) -> str:
 
 
 def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, mem: Dict[str, float],
-           cpu: Dict[str, float], runs_in_order: List[Phase]) -> List[str]:
+           cpu: Dict[str, float], actions: Tuple[float, float], runs_in_order: List[Phase]) -> List[str]:
     scaling = two.turns_per_s / one.turns_per_s if one.turns_per_s else float("nan")
     ok_scaling = scaling >= TARGET_SCALING
     ok_open = not open_run.errors and open_run.ms(0.95) < TARGET_P95_MS
@@ -277,6 +288,8 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
                   f"**{os.cpu_count() * 1000 / total:.0f} turns/s** whatever the number of Rasa instances (and less "
                   "while other work runs on the machine). Rasa's own share is "
                   f"{cpu.get('rasa-a', 0.0) / total:.0%}."]
+    lines += ["", f"Action-server calls per turn in the same run: {actions[0]:.2f}, {actions[1]:.1f} KB sent by Rasa per "
+                  "call (HAProxy's counters of its `actions` backend)."]
     lines += ["", "Runs one by one (turns/s): " + "; ".join(
         f"{phase.name} {phase.turns_per_s:.1f}" for phase in runs_in_order)]
     pairs = [two_run.turns_per_s / one_run.turns_per_s
@@ -303,12 +316,16 @@ async def main_async(args: argparse.Namespace) -> None:
         # 1, 2, 1, 2 ... instances: what the other work on the machine takes falls on both alike.
         runs: Dict[int, List[Phase]] = {1: [], 2: []}
         cpu: Dict[str, float] = {}
+        actions = (0.0, 0.0)
         for _ in range(args.repeats):
             set_second_instance(cluster, "maint")
             await asyncio.sleep(1)
-            cpu_before = cpu_seconds(cluster)
+            cpu_before, traffic_before = cpu_seconds(cluster), action_traffic(cluster)
             one = await closed_loop(url, args.clients, args.closed_seconds, "closed loop, 1 instance")
-            cpu = cpu or cpu_ms_per_turn(cpu_before, cpu_seconds(cluster), one.turns)
+            if not cpu:
+                cpu = cpu_ms_per_turn(cpu_before, cpu_seconds(cluster), one.turns)
+                calls, sent = (after - before for after, before in zip(action_traffic(cluster), traffic_before))
+                actions = (calls / max(one.turns, 1), sent / 1000 / max(calls, 1))
             runs[1].append(one)
             print(f"1 instance: {one.turns_per_s:.1f} turns/s, p95 {one.ms(0.95):.0f} ms, errors {len(one.errors)}")
             set_second_instance(cluster, "ready")
@@ -322,7 +339,7 @@ async def main_async(args: argparse.Namespace) -> None:
               f"max {max(open_run.latencies_ms, default=float('nan')):.0f} ms, errors {len(open_run.errors)}")
         mem = memory(cluster)
     in_order = [phase for pair in zip(runs[1], runs[2]) for phase in pair]
-    write_results(RESULTS, report(args, one, two, open_run, mem, cpu, in_order))
+    write_results(RESULTS, report(args, one, two, open_run, mem, cpu, actions, in_order))
 
 
 def main() -> None:

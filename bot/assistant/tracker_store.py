@@ -238,8 +238,8 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
     def _load_rows(self, connection: Any, sender_id: Text) -> List[Tuple[Optional[int], str]]:
         """(event id, data) of the conversation's checkpoint (id None) and of its events after it. On PostgreSQL the
         statement is prepared once per connection (`PREPARE advisor_load`): parsing and planning it each turn took
-        two thirds of PostgreSQL's CPU for it (0.165 ms per load as plain SQL, 0.050 ms prepared, in a loop of
-        2,000)."""
+        three quarters of PostgreSQL's CPU for it (0.165 ms per load as plain SQL, 0.040 ms prepared:
+        bench/bench_pg_load.py, bench/results/pg_load.md)."""
         if connection.dialect.name != "postgresql":
             return [tuple(row) for row in connection.execute(_LOAD, {"sender": sender_id})]
         # The pooled DBAPI connection's `info` lives as long as that connection: a new one prepares again. Run through

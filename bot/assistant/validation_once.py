@@ -5,7 +5,8 @@ Rasa 3.6 runs `action_extract_slots` for every message, and again when a form is
 server. This project's slots all have custom mappings, so the second run extracts nothing itself and asks the action
 server the same question with the answer of the first already applied; ValidateSlotMappings (actions/language.py)
 then returns no change. That repeat was a tenth of all action-server calls (0.26 per turn of the mixed conversations
-of bench/bench_assistant.py, issue 12), each with Rasa rebuilding a tracker from its events to send it.
+of bench/bench_assistant.py, counted once by an action server that logged each call; issue 12), each with Rasa
+rebuilding a tracker from its events to send it.
 
 The repeat is skipped only when it cannot answer anything new: the same message object, no slot candidates from
 predefined mappings, and every slot exactly as the first answer left them. Anything else (a slot changed by an
