@@ -177,6 +177,8 @@ async def test_an_action_call_gives_up_within_the_timeout_and_the_rest_of_the_tu
     from rasa.core.nlg import TemplatedNaturalLanguageGenerator
     from rasa.utils.endpoints import EndpointConfig
 
+    from rasa.shared.core.events import SlotSet
+
     from bot.assistant.action_timeout import ActionServerUnavailable
 
     monkeypatch.setenv("ACTION_SERVER_TIMEOUT_S", "1.5")
@@ -191,9 +193,15 @@ async def test_an_action_call_gives_up_within_the_timeout_and_the_rest_of_the_tu
     assert time.monotonic() - started < 3
     started = time.monotonic()
     with pytest.raises(ActionServerUnavailable):  # same turn: no second wait
-        await RemoteAction("validate_estimate_form", EndpointConfig(url)).run(CollectingOutputChannel(), nlg,
-                                                                              tracker, domain)
+        await RemoteAction("action_answer_faq", EndpointConfig(url)).run(CollectingOutputChannel(), nlg,
+                                                                         tracker, domain)
     assert time.monotonic() - started < 0.2
+    # The slot-mapping validation runs inside Rasa (bot/assistant/in_process_actions.py): in the same turn it still
+    # reads the message ("4096": the sequence length) without waiting.
+    events = await RemoteAction("action_validate_slot_mappings", EndpointConfig(url)).run(
+        CollectingOutputChannel(), nlg, tracker, domain)
+    assert time.monotonic() - started < 1.0
+    assert SlotSet("seq_len", 4096) in events, events
 
 
 @pytest.mark.parametrize("language", ["fa", "tr"])

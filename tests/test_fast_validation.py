@@ -89,6 +89,16 @@ async def run_remote_action(body: Any) -> list:
                                 DialogueStateTracker("tester", slots=[]), domain)
 
 
+@pytest.fixture
+def remote_only(monkeypatch):
+    """Every custom action goes to the (stub) action server, the validation actions too: the tests of what an HTTP
+    call carries (bot/assistant/in_process_actions.py runs the validation actions in Rasa and is tested in
+    tests/test_in_process_actions.py)."""
+    from bot.assistant import in_process_actions
+
+    monkeypatch.setattr(in_process_actions, "IN_PROCESS_ACTIONS", {})
+
+
 def test_patch_is_installed_in_this_process():
     assert fast_validation.is_installed()
     assert getattr(RemoteAction._validate_action_result, fast_validation.PATCH_MARKER, False)
@@ -183,7 +193,7 @@ async def test_action_server_calls_reuse_one_connection():
     assert len(clients) == 3 and len(set(clients)) == 1
 
 
-async def test_actions_get_the_domain_without_responses_unless_they_read_them():
+async def test_actions_get_the_domain_without_responses_unless_they_read_them(remote_only):
     """bot.assistant.action_payload: 76 of the domain's 80 KB are responses; only the replay action reads them."""
     from bot.assistant import action_payload
 
@@ -222,7 +232,7 @@ def _conversation(domain: Domain, turns: int) -> DialogueStateTracker:
     return tracker
 
 
-async def test_actions_get_the_previous_turn_and_the_one_in_progress_unless_they_read_further():
+async def test_actions_get_the_previous_turn_and_the_one_in_progress_unless_they_read_further(remote_only):
     """bot.assistant.action_payload: every action gets all slots, the latest message and the events from the
     previous user turn on; the replay of the last answer gets every event held, the ticket the session's history."""
     from rasa.shared.core.trackers import EventVerbosity
@@ -264,7 +274,7 @@ def test_actions_that_look_back_read_no_further_than_the_previous_turn():
     assert set(readers) <= allowed, "a new reader of tracker.events: does bot/assistant/action_payload.py send enough?"
 
 
-async def test_slot_mapping_validation_is_asked_once_per_message_unless_slots_changed():
+async def test_slot_mapping_validation_is_asked_once_per_message_unless_slots_changed(remote_only):
     """bot.assistant.validation_once: the second action_extract_slots of a message (a form being activated) does
     not call the action server when the slots are as the first call left them; it does once a slot changed."""
     from rasa.core.actions.action import ActionExtractSlots

@@ -14,5 +14,6 @@ from bot.assistant import fast_copies  # noqa: E402,F401  slot copies direct; de
 from bot.assistant import action_keepalive  # noqa: E402,F401  action-server calls on kept-alive connections
 from bot.assistant import action_payload  # noqa: E402,F401  domain sent without responses to actions
 from bot.assistant import validation_once  # noqa: E402,F401  slot-mapping validation once per message
+from bot.assistant import in_process_actions  # noqa: E402,F401  validation actions run inside Rasa
 from bot.assistant import action_timeout  # noqa: E402,F401  action server slow or down: answer within seconds
 from bot.assistant import store_unavailable  # noqa: E402,F401  conversation store down: answered, not swallowed

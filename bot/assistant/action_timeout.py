@@ -12,14 +12,16 @@ customer gets nothing at all. Patched here:
 - the action whose run failed answers `utter_action_unavailable` (domain/service.yml, in the conversation's
   language) and ends the turn (FollowupAction action_listen); the form stays where it was, so the customer's next
   message, once the service is back, continues the conversation;
-- a failure inside `action_extract_slots` (the slot-mapping validation that runs before every prediction) is
-  swallowed by Rasa as before: if the turn then needs no custom action, the customer simply gets the answer.
+- the validation actions run inside Rasa (bot/assistant/in_process_actions.py): they have no server to wait for,
+  so they neither time out nor are refused after a failure; the language and the values of the message are read
+  during an outage too.
 
 Imported from bot/assistant/__init__.py, so it is in effect in every Rasa process of the project.
 """
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections import OrderedDict
@@ -29,6 +31,7 @@ import aiohttp
 from rasa.shared.exceptions import RasaException
 
 from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.in_process_actions import runs_in_process
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +99,7 @@ def _is_unavailable(error: BaseException) -> bool:
 
 
 def _remote_run_with_timeout(original_run: Any) -> Any:
+    @functools.wraps(original_run)  # keeps the markers of patches applied before this one
     async def run(self: Any, output_channel: Any, nlg: Any, tracker: Any, domain: Any) -> List[Any]:
         return await _run_remote(original_run, self, output_channel, nlg, tracker, domain)
 
@@ -104,6 +108,8 @@ def _remote_run_with_timeout(original_run: Any) -> Any:
 
 async def _run_remote(_original_remote_run: Any, self: Any, output_channel: Any, nlg: Any, tracker: Any,
                       domain: Any) -> List[Any]:
+    if runs_in_process(self.name()):  # no server to wait for (bot/assistant/in_process_actions.py)
+        return await _original_remote_run(self, output_channel, nlg, tracker, domain)
     if tracker in failed_turns:
         raise ActionServerUnavailable(f"action server unavailable earlier in this turn; '{self.name()}' not called")
     timeout = action_timeout_s()
