@@ -14,9 +14,17 @@ def percentile(values: List[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+# A results file may end in notes written by hand (what changed between runs, earlier figures): from this line on,
+# a new run keeps them below its own figures.
+HISTORY_MARKER = "<!-- history: kept by bench/results_io.write_results -->"
+
+
 def write_results(path: Path, lines: List[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    history = old[old.index(HISTORY_MARKER):] if HISTORY_MARKER in old else ""
+    text = "\n".join(lines) + "\n"
+    path.write_text(text + ("\n" + history if history else ""), encoding="utf-8")
     print(f"wrote {path.relative_to(ROOT)}")
 
 

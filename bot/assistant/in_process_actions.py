@@ -4,8 +4,8 @@ Rasa 3.6 calls `action_validate_slot_mappings` over HTTP for every message (`Act
 validation action for every message a form reads. Both are pure: they read the tracker and the domain and return
 slot events (actions/language.py ValidateSlotMappings, actions/forms.py ValidateEstimateForm), with no file,
 database or network of their own. Over HTTP each call cost Rasa a request (the tracker and the domain serialised),
-HAProxy a forwarded request and the action server a parse and a response: they were well over half of all
-action-server calls (issue 12; bench/bench_load.py reports the calls per turn). Here Rasa runs them with rasa_sdk's
+HAProxy a forwarded request and the action server a parse and a response: they were 1.62 of the 2.26 action-server
+calls per turn of bench/bench_load.py's mixed conversations (0.64 calls per turn are left; issue 12). Here Rasa runs them with rasa_sdk's
 own `ActionExecutor`, on the same call JSON the action server would get, and handles the answer exactly as
 `RemoteAction.run` handles an HTTP answer (response validation, responses uttered, events deserialised). The call
 and the answer go through JSON text as over HTTP, so the action gets its own copies (a value it changes never
@@ -23,16 +23,11 @@ Installed by importing `bot.assistant`.
 """
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Dict, List, Optional
 
+from bot.assistant.action_keepalive import json_copy
 from bot.assistant.import_hooks import is_patched, when_imported
-
-try:
-    import ujson
-except ImportError:  # a dependency of Sanic, so of Rasa; the standard library reads the same JSON
-    ujson = None
 
 logger = logging.getLogger(__name__)
 
@@ -71,14 +66,6 @@ def executor() -> Any:
     return _executor
 
 
-def _through_json(value: Any) -> Any:
-    """`value` as the other side of an HTTP call would read it: a fresh copy made of JSON values."""
-    from bot.assistant.action_keepalive import json_body
-
-    text = json_body(value)
-    return ujson.loads(text) if ujson is not None else json.loads(text)
-
-
 async def answer(call: Dict[str, Any]) -> Dict[str, Any]:
     """What the action server would answer to `call` (a 200's JSON), or Rasa's exception for its 400 / 500."""
     from rasa.core.actions.action import ActionExecutionRejection
@@ -87,13 +74,13 @@ async def answer(call: Dict[str, Any]) -> Dict[str, Any]:
 
     name = call.get("next_action")
     try:
-        result = await executor().run(_through_json(call))
+        result = await executor().run(json_copy(call))
     except SdkRejection as rejection:
         raise ActionExecutionRejection(rejection.action_name, rejection.message) from rejection
     except Exception as error:  # noqa: BLE001 - the action server's 500, with the traceback in this log instead
         logger.exception("In-process action '%s' failed", name)
         raise RasaException(f"Failed to execute custom action '{name}'") from error
-    return _through_json(result or {})
+    return json_copy(result or {})
 
 
 async def run_in_process(action: Any, output_channel: Any, nlg: Any, tracker: Any, domain: Any) -> List[Any]:

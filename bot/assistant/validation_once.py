@@ -6,11 +6,12 @@ server. This project's slots all have custom mappings, so the second run extract
 server the same question with the answer of the first already applied; ValidateSlotMappings (actions/language.py)
 then returns no change. That repeat was a tenth of all action-server calls (0.26 per turn of the mixed conversations
 of bench/bench_assistant.py, counted once by an action server that logged each call; issue 12), each with Rasa
-rebuilding a tracker from its events to send it.
+rebuilding a tracker from its events to send it. The validation now runs inside Rasa
+(bot/assistant/in_process_actions.py); the repeat would still rebuild that tracker and run the whole action again.
 
 The repeat is skipped only when it cannot answer anything new: the same message object, no slot candidates from
 predefined mappings, and every slot exactly as the first answer left them. Anything else (a slot changed by an
-action in between, a new message) calls the action server as Rasa does. The form being activated is active in the
+action in between, a new message) runs the validation as Rasa does. The form being activated is active in the
 repeat and was not in the first call; ValidateSlotMappings reads the active form only to leave a message to the form
 that reads it (job values), so with the slots unchanged it has nothing to add. tests/test_fast_validation.py checks
 that ValidateSlotMappings answers the repeat with no change, with and without the form active.
