@@ -159,6 +159,14 @@ def chart_name(fields: Dict[Text, Any], lang: Text) -> Text:
     return hashlib.sha256(key.encode()).hexdigest()[:20] + ".png"
 
 
+def asked_again(tracker: Tracker) -> bool:
+    """The latest message asks for the estimate without giving any value ("tekrar hesaplar mısın?")."""
+    from bot.text.parse import parse_values
+
+    text = tracker.latest_message.get("text") or ""
+    return bool(text.strip()) and not text.startswith("/") and not parse_values(text).found()
+
+
 class ActionEstimate(Action):
     def name(self) -> Text:
         return "action_estimate"
@@ -186,17 +194,30 @@ class ActionEstimate(Action):
 
         # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice; the
         # glosses and the "approximate, test first" line only come with the first estimate of the conversation.
+        from actions.dialogue_text import text as dialogue_text
+
         previous = tracker.get_slot("estimate_summary")
         first_estimate = previous is None
+        summary = estimate_summary(advice)
         answer = render_advice(advice, lang, quote_offer=False, first=first_estimate, previous=previous)
-        if answer.strip() in recent_bot_texts(tracker):
+        recent = recent_bot_texts(tracker)
+        # The channels send each paragraph as its own message (Rasa's REST and socket.io split at blank lines).
+        recent_parts = {part.strip() for text in recent for part in text.split("\n\n")}
+        unchanged = asked_again(tracker) and previous == json.loads(json.dumps(summary)) and any(
+            part.strip() in recent_parts for part in answer.split("\n\n"))
+        if unchanged:
+            # Asked again right after the estimate, giving no value ("دوباره حساب کن"): the recommendation, said to
+            # be unchanged, in one message, without the details (the last part) the customer has just read, nor
+            # the chart again.
+            lead = "\n".join(part.strip() for part in answer.split("\n\n")[:-1]) or answer
+            answer = "\n".join([dialogue_text("recalculated_unchanged", lang), lead,
+                                 dialogue_text("recalculated_unchanged_invite", lang)])
+        elif answer.strip() in recent:
             # A change that moves nothing (a higher budget, the same card) would send the same message twice in a
             # row: it leads with the recalculation instead.
-            from actions.dialogue_text import text as dialogue_text
-
             answer = dialogue_text("recalculated_same", lang) + "\n" + answer
         dispatcher.utter_message(text=answer)
-        events = [SlotSet("estimate_summary", estimate_summary(advice))]
+        events = [SlotSet("estimate_summary", summary)]
         if tracker.get_slot("model_version_assumed"):
             # "qwen 14b": the newest release of that size was used; said once, with the first estimate after it
             from actions.model_notes import version_note
@@ -205,14 +226,14 @@ class ActionEstimate(Action):
             if note:
                 dispatcher.utter_message(text=note)
             events.append(SlotSet("model_version_assumed", None))
-        if tracker.get_slot("model_unrecognised") and fields.get("model"):
+        if tracker.get_slot("model_unrecognised") and fields.get("model") and not unchanged:
             # A name we do not know was computed with a stand-in: say so, how it may differ, the wider range.
             from actions.model_notes import unrecognised_note
 
             dispatcher.utter_message(text=unrecognised_note(tracker.get_slot("model_unrecognised"), advice,
                                                             fields, lang))
-        image = await self._chart_url(advice, fields, lang,
-                                      wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
+        image = None if unchanged else await self._chart_url(
+            advice, fields, lang, wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
         if image:
             dispatcher.utter_message(image=image)
         if advice.needs_quote:

@@ -304,6 +304,38 @@ async def test_a_recalculation_that_moves_nothing_is_not_the_same_message_twice(
     assert texts[0].startswith("Yeniden hesapladım") and answer in texts[0]
 
 
+@pytest.mark.parametrize("lang, again", [("fa", "یه بار دیگه حساب کن"), ("tr", "tekrar hesaplar mısın?")])
+async def test_the_estimate_asked_again_with_nothing_changed_is_a_short_unchanged_answer(tmp_path, monkeypatch,
+                                                                                       lang, again):
+    """Right after an estimate, "calculate again" with no value: the recommendation said to be unchanged, in one
+    message, without the details just read and without the chart; nothing of the previous turn word for word."""
+    from actions.dialogue_text import text as dialogue_text
+
+    monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
+    slots = {**ESTIMATE_SLOTS, "language": lang}
+    first = CollectingDispatcher()
+    events = await ActionEstimate().run(first, make_tracker("50", slots=slots), DOMAIN)
+    sent = [m["text"] for m in first.messages if m.get("text")]
+    tracker = make_tracker(again, intent="estimate", slots={**slots, **as_dict(events)})
+    tracker.events[-1:-1] = [{"event": "user", "text": "50"}] + [{"event": "bot", "text": text} for text in sent] + [
+        {"event": "action", "name": "action_listen"}]
+    second = CollectingDispatcher()
+    await ActionEstimate().run(second, tracker, DOMAIN)
+    texts = [m["text"] for m in second.messages if m.get("text")]
+    assert len(texts) == 1 and not any(m.get("image") for m in second.messages)
+    answer = texts[0]
+    assert answer.startswith(dialogue_text("recalculated_unchanged", lang))
+    assert answer.endswith(dialogue_text("recalculated_unchanged_invite", lang))
+    lead, details = sent[0].split("\n\n")[0], sent[0].split("\n\n")[-1]
+    assert lead.strip() in answer and details.strip() not in answer and "GB" in answer
+    # The same request giving a value (the budget again) is a recalculation answered in full.
+    third = CollectingDispatcher()
+    tracker.latest_message["text"] = "bütçem 50 dolar" if lang == "tr" else "بودجه ۵۰ دلار"
+    await ActionEstimate().run(third, tracker, DOMAIN)
+    full = [m["text"] for m in third.messages if m.get("text")][0]
+    assert not full.startswith(dialogue_text("recalculated_unchanged", lang)) and len(full) > len(answer)
+
+
 async def test_telegram_gets_the_chart_file_before_the_reply(tmp_path, monkeypatch):
     monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
     tracker = make_tracker("7B", slots={**ESTIMATE_SLOTS, "seq_len": 1024.0})

@@ -59,6 +59,7 @@ CATEGORIES = OrderedDict([
     ("chitchat", "greetings, thanks, goodbye, are you a bot, keyboard mash"),
     ("locale", "first message with no language signal: the channel's locale decides"),
     ("dont_know", "'I don't know' inside the form"),
+    ("recalculate", "the estimate asked for again with the values given: calculated again, never a restart"),
 ])
 
 EXPECT_KEYS = {"lang", "estimate", "model", "kept", "asks", "mentions", "mentions_any", "not_mentions", "handoff",
