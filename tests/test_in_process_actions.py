@@ -190,3 +190,26 @@ async def test_rejection_and_errors_mean_what_the_action_servers_400_and_500_mea
         extracted = await ActionExtractSlots(EndpointConfig("http://127.0.0.1:1/webhook")).run(
             CollectingOutputChannel(), TemplatedNaturalLanguageGenerator(DOMAIN.responses), tracker, DOMAIN)
         assert extracted == []
+
+
+def test_rasa_run_loads_the_in_process_actions_before_it_serves(monkeypatch):
+    """bot.assistant.rasa_server's start-up listener builds the executor and loads the parser's tables, so they are
+    frozen with the start-up objects and the first customer does not wait for them."""
+    import gc
+
+    from bot.assistant import rasa_server
+
+    monkeypatch.setattr(in_process_actions, "_executor", None)
+    later: List[Any] = []
+
+    class Loop:
+        def call_later(self, delay, callback):
+            later.append((delay, callback))
+
+    try:
+        rasa_server._settle_memory(None, Loop())
+    finally:
+        gc.unfreeze()
+    assert in_process_actions._executor is not None
+    assert set(in_process_actions._executor.actions) == set(in_process_actions.IN_PROCESS_ACTIONS)
+    assert "bot.text.parse" in sys.modules and later and later[0][0] == rasa_server.TRIM_INTERVAL_S

@@ -4,12 +4,13 @@ Rasa 3.6 calls `action_validate_slot_mappings` over HTTP for every message (`Act
 validation action for every message a form reads. Both are pure: they read the tracker and the domain and return
 slot events (actions/language.py ValidateSlotMappings, actions/forms.py ValidateEstimateForm), with no file,
 database or network of their own. Over HTTP each call cost Rasa a request (the tracker and the domain serialised),
-HAProxy a forwarded request and the action server a parse and a response: they were 1.62 of the 2.26 action-server
-calls per turn of bench/bench_load.py's mixed conversations (0.64 calls per turn are left; issue 12). Here Rasa runs them with rasa_sdk's
-own `ActionExecutor`, on the same call JSON the action server would get, and handles the answer exactly as
-`RemoteAction.run` handles an HTTP answer (response validation, responses uttered, events deserialised). The call
-and the answer go through JSON text as over HTTP, so the action gets its own copies (a value it changes never
-changes Rasa's tracker) and Rasa gets plain JSON values back.
+HAProxy a forwarded request and the action server a parse and a response: they were 1.62 of the 2.26
+action-server calls per turn of bench/bench_load.py's mixed conversations (0.64 are left; issue 12). Here Rasa runs
+them with rasa_sdk's own `ActionExecutor`, on the same call JSON the action server would get, and handles the answer
+exactly as `RemoteAction.run` handles an HTTP answer (response validation, responses uttered, events deserialised).
+The call and the answer go through JSON text as over HTTP, so the action gets its own copies (a value it changes
+never changes Rasa's tracker) and Rasa gets plain JSON values back. `rasa run` (bot/assistant/rasa_server.py) builds
+the executor and loads the parser's tables before it serves, so the first customer does not wait for them.
 
 The actions that write or answer (tickets, charts, the estimate, the FAQ) stay on the action server, where they can
 be scaled, restarted and time out on their own (bot/assistant/action_timeout.py). A side effect customers see: the
@@ -64,6 +65,14 @@ def executor() -> Any:
                 raise RuntimeError(f"{target} does not answer to the name {name!r}")
         _executor = built
     return _executor
+
+
+def warm_up() -> None:
+    """The executor built and what the actions read on a first message loaded (the parser's tables, the catalogue)."""
+    from bot.text.parse import parse_values
+
+    executor()
+    parse_values("llama 3.1 8b qlora 2048")
 
 
 async def answer(call: Dict[str, Any]) -> Dict[str, Any]:
