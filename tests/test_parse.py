@@ -254,3 +254,33 @@ def test_a_later_size_keeps_the_version_the_customer_named(kb):
     assert parse_values("llama 3.1 8b ile başladım, 70b olsun", kb=kb).model_id == "llama-3.1-70b"
     parsed = parse_values("llama 8b değil, 70b olsun", kb=kb)
     assert (parsed.model_id, parsed.model_version_assumed) == ("llama-3.3-70b", True)
+
+
+def test_names_resolved_once_per_knowledge_base_with_a_bound(monkeypatch):
+    """bot.text.parse._resolve_name keeps what resolve_model answered (20 ms a call; a long message repeating names
+    asked it dozens of times): the same answer, asked once per knowledge base, and no more than _RESOLVED_MAX kept."""
+    import copy
+
+    import bot.advisor.knowledge as knowledge
+    from bot.text import parse
+
+    kb = knowledge.load_knowledge()
+    asked = []
+    real = knowledge.resolve_model
+
+    def counting(name, kb_):
+        asked.append((name, id(kb_)))
+        return real(name, kb_)
+
+    monkeypatch.setattr(knowledge, "resolve_model", counting)
+    monkeypatch.setattr(parse, "_RESOLVED", type(parse._RESOLVED)())
+    names = ["qwen 7b", "mistral small 24b", "llama 70b", "olmo 7b", "gemma 9b"]
+    first = [parse._resolve_name(name, kb) for name in names]
+    again = [parse._resolve_name(name, kb) for name in names]
+    assert first == again and len(asked) == len(names)
+    assert first[0] is not None and first[3] is None  # a known family resolves; an unknown name stays unresolved
+    other = copy.copy(kb)
+    assert parse._resolve_name("qwen 7b", other) == first[0] and len(asked) == len(names) + 1
+    monkeypatch.setattr(parse, "_RESOLVED_MAX", 3)
+    parse._resolve_name("phi 14b", kb)
+    assert len(parse._RESOLVED) == 3

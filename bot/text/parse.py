@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Dict, List, Literal, Optional, Tuple
 
@@ -278,16 +279,31 @@ def _own_gpu_table(kb) -> Optional[Tuple[PhraseTable, frozenset]]:
     return result
 
 
+# Names already resolved, per knowledge base: resolve_model takes about 20 ms (it scores the name against every
+# preset), and a long message repeating model names asked it dozens of times (0.5 s of a 4,000-character message
+# in the estimate form, which runs inside Rasa). Bounded: the names come from what customers type.
+_RESOLVED: "OrderedDict[Tuple[int, str], Tuple[object, Optional[str]]]" = OrderedDict()
+_RESOLVED_MAX = 2048
+
+
 def _resolve_name(name: str, kb) -> Optional[str]:
     """The shared resolver (bot.advisor.knowledge.resolve_model, also used by the CLI and the form) for a name the
     phrase index did not match exactly; a bare size does not count as a name here."""
     from bot.advisor.knowledge import InputError, resolve_model
 
+    key = (id(kb), name)
+    cached = _RESOLVED.get(key)
+    if cached is not None and cached[0] is kb:
+        return cached[1]
     try:
         resolved = resolve_model(name, kb)
+        found = None if resolved.by_size else resolved.preset.id
     except (InputError, ValueError):
-        return None
-    return None if resolved.by_size else resolved.preset.id
+        found = None
+    _RESOLVED[key] = (kb, found)
+    while len(_RESOLVED) > _RESOLVED_MAX:
+        _RESOLVED.popitem(last=False)
+    return found
 
 
 def _version_matches(preset_id: str, family: str, version: str) -> bool:
