@@ -202,14 +202,16 @@ class ActionEstimate(Action):
         answer = render_advice(advice, lang, quote_offer=False, first=first_estimate, previous=previous)
         recent = recent_bot_texts(tracker)
         # The channels send each paragraph as its own message (Rasa's REST and socket.io split at blank lines).
+        parts = [part.strip() for part in answer.split("\n\n")]
         recent_parts = {part.strip() for text in recent for part in text.split("\n\n")}
-        unchanged = asked_again(tracker) and previous == json.loads(json.dumps(summary)) and any(
-            part.strip() in recent_parts for part in answer.split("\n\n"))
+        # Cheapest first: the message is parsed again only when the answer would repeat what was just sent.
+        unchanged = previous == json.loads(json.dumps(summary)) and any(part in recent_parts for part in parts) \
+            and asked_again(tracker)
         if unchanged:
             # Asked again right after the estimate, giving no value ("دوباره حساب کن"): the recommendation, said to
             # be unchanged, in one message, without the details (the last part) the customer has just read, nor
             # the chart again.
-            lead = "\n".join(part.strip() for part in answer.split("\n\n")[:-1]) or answer
+            lead = "\n".join(parts[:-1]) or answer
             answer = "\n".join([dialogue_text("recalculated_unchanged", lang), lead,
                                  dialogue_text("recalculated_unchanged_invite", lang)])
         elif answer.strip() in recent:

@@ -288,8 +288,8 @@ def report(args: argparse.Namespace, one: Phase, two: Phase, open_run: Phase, me
                   f"**{os.cpu_count() * 1000 / total:.0f} turns/s** whatever the number of Rasa instances (and less "
                   "while other work runs on the machine). Rasa's own share is "
                   f"{cpu.get('rasa-a', 0.0) / total:.0%}."]
-    lines += ["", f"Action-server calls per turn in the same run: {actions[0]:.2f}, {actions[1]:.1f} KB sent by Rasa per "
-                  "call (HAProxy's counters of its `actions` backend)."]
+    lines += ["", f"Action-server calls per turn in the same run: {actions[0]:.2f}, {actions[1]:.1f} KB sent by Rasa "
+                  "per call (HAProxy's counters of its `actions` backend)."]
     lines += ["", "Runs one by one (turns/s): " + "; ".join(
         f"{phase.name} {phase.turns_per_s:.1f}" for phase in runs_in_order)]
     pairs = [two_run.turns_per_s / one_run.turns_per_s

@@ -353,8 +353,8 @@ def main() -> int:
     lines += [row(f"starter, {kind}", values) for kind, values in sorted(starter.items())]
     lines += [row("advisor, closed loop (all kinds)", loop_latencies)]
     lines += ["", "Kinds: `advice` a full estimate or a what-if (NLU, form, estimate action on the action server, "
-              "chart); `greeting`/`goodbye` rules (the advisor also runs its slot-mapping validation, inside Rasa); starter "
-              "`answer` its mood and bot-challenge replies (DIET, TED, ResponseSelector)."]
+              "chart); `greeting`/`goodbye` rules (the advisor also runs its slot-mapping validation, inside Rasa); "
+              "starter `answer` its mood and bot-challenge replies (DIET, TED, ResponseSelector)."]
     write_results(RESULTS, lines)
     return 0
 

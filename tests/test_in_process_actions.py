@@ -127,34 +127,28 @@ async def test_in_process_answers_are_the_action_servers(real_action_server, mon
         assert "tr" in languages, in_process
 
 
-class _Fake:
-    """An in-process action standing in for action_validate_slot_mappings."""
+def _fake_action(behaviour: str) -> type:
+    """An in-process action standing in for action_validate_slot_mappings: rejects, fails, or answers after changing
+    its own copy of the tracker."""
+    from rasa_sdk import Action
+    from rasa_sdk.events import SlotSet as SdkSlotSet
+    from rasa_sdk.interfaces import ActionExecutionRejection as SdkRejection
 
-    def __init__(self, behaviour: str) -> None:
-        self.behaviour = behaviour
+    class Fake(Action):
+        def name(self) -> str:
+            return "action_validate_slot_mappings"
 
-    def __call__(self):
-        from rasa_sdk import Action
-        from rasa_sdk.events import SlotSet as SdkSlotSet
-        from rasa_sdk.interfaces import ActionExecutionRejection as SdkRejection
+        async def run(self, dispatcher, tracker, domain):
+            if behaviour == "reject":
+                raise SdkRejection(self.name(), "not for me")
+            if behaviour == "fail":
+                raise ValueError("a bug")
+            tracker.slots["gpu_count"] = 999  # changes its own copy only
+            tracker.latest_message["text"] = "changed"
+            dispatcher.utter_message(response="utter_greet")
+            return [SdkSlotSet("language", "tr")]
 
-        behaviour = self.behaviour
-
-        class Fake(Action):
-            def name(self) -> str:
-                return "action_validate_slot_mappings"
-
-            async def run(self, dispatcher, tracker, domain):
-                if behaviour == "reject":
-                    raise SdkRejection(self.name(), "not for me")
-                if behaviour == "fail":
-                    raise ValueError("a bug")
-                tracker.slots["gpu_count"] = 999  # changes its own copy only
-                tracker.latest_message["text"] = "changed"
-                dispatcher.utter_message(response="utter_greet")
-                return [SdkSlotSet("language", "tr")]
-
-        return Fake
+    return Fake
 
 
 @pytest.fixture
@@ -163,7 +157,7 @@ def fake_action(monkeypatch):
 
     def install(behaviour: str) -> None:
         executor = ActionExecutor()
-        executor.register_action(_Fake(behaviour)())
+        executor.register_action(_fake_action(behaviour))
         monkeypatch.setattr(in_process_actions, "_executor", executor)
 
     return install

@@ -14,10 +14,10 @@ actions since the message). Rasa sends every event it holds (`EventVerbosity.ALL
 events and the older turn's answers included: the calls of bench/bench_assistant.py's mixed conversations averaged
 17.8 KB, 13.9 KB with the two turns (as ASCII-escaped JSON, measured once with an action server that logged each
 call), each serialised by Rasa, forwarded by HAProxy and parsed by the action server, 2.3 calls per turn (issue 12;
-bench/bench_load.py reports the calls per turn and the bytes per call HAProxy counts). Two actions read further back and get more:
-the replay of the last answer (over several language switches) every event the tracker holds; the handoff ticket
-(its trigger and excerpt) the session's latest stored events (masked) and the turn in progress: one query on a
-handoff turn. Installed by importing `bot.assistant`.
+bench/bench_load.py reports the calls per turn and the bytes per call HAProxy counts). Two actions read further
+back and get more: the replay of the last answer (over several language switches) every event the tracker holds;
+the handoff ticket (its trigger and excerpt) the session's latest stored events (masked) and the turn in progress:
+one query on a handoff turn. Installed by importing `bot.assistant`.
 """
 from __future__ import annotations
 
