@@ -279,9 +279,11 @@ def _own_gpu_table(kb) -> Optional[Tuple[PhraseTable, frozenset]]:
     return result
 
 
-# Names already resolved, per knowledge base: resolve_model takes about 20 ms (it scores the name against every
-# preset), and a long message repeating model names asked it dozens of times (0.5 s of a 4,000-character message
-# in the estimate form, which runs inside Rasa). Bounded: the names come from what customers type.
+# Names already resolved, per knowledge base: resolve_model takes about 10 ms for a name no preset has (it scores
+# the name against every preset), and a long message repeating model names asked it again for every repeat: the
+# estimate form's validation, which runs inside Rasa, of a 4,000-character message of job words took 498 ms
+# without this cache and 258 ms with it (bench/bench_long_message.py). Bounded: the names come from what customers
+# type.
 _RESOLVED: "OrderedDict[Tuple[int, str], Tuple[object, Optional[str]]]" = OrderedDict()
 _RESOLVED_MAX = 2048
 
