@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from rasa.engine.graph import ExecutionContext
 from rasa.engine.storage.local_model_storage import LocalModelStorage
 from rasa.engine.storage.resource import Resource
@@ -218,6 +219,45 @@ def test_keyboard_mash_is_recognised_word_by_word(text, mash):
     from bot.assistant.components.language_normalizer import is_keyboard_mash
 
     assert is_keyboard_mash(text) is mash
+
+
+def _runs_by_definition(word: str) -> bool:
+    """The definition, written as plainly as it reads (exponential, so only for short words): the word cuts into
+    pieces of three or more letters, each a stretch of one keyboard row in either direction."""
+    from bot.assistant.components.language_normalizer import KEYBOARD_ROWS
+
+    def on_a_row(piece: str) -> bool:
+        return any(piece in row or piece in row[::-1] for row in KEYBOARD_ROWS)
+
+    return word == "" or any(on_a_row(word[:cut]) and _runs_by_definition(word[cut:])
+                             for cut in range(3, len(word) + 1))
+
+
+_ROW_LETTERS = "".join(sorted(set("qwertyuıopğüasdfghjklşizxcvbnmöçضصثقفغعهخحجچشسیبلاتنمکگظطزرذدپو")))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_ROW_LETTERS, min_size=3, max_size=11))
+def test_keyboard_runs_agree_with_the_plain_definition(word):
+    from bot.assistant.components.language_normalizer import _split_into_runs
+
+    assert _split_into_runs(word) is _runs_by_definition(word)
+
+
+@pytest.mark.parametrize("word", [
+    "asdfghjkl" * 440 + "q",  # the red-team's freeze (issue 20): every prefix splits, the last letter does not
+    "asd" * 1333 + "x", "dsa" * 1333 + "ضصث", "qwe" * 1000 + "qw" * 500, "ضصث" * 1333 + "ق" + "a",
+])
+def test_keyboard_mash_looks_at_each_letter_a_bounded_number_of_times(monkeypatch, word):
+    """Linear, not exponential: the row look-ups grow with the length, at most one per letter and possible run
+    length (a count, not a clock: the benchmark bench/bench_nlu_worst.py times it)."""
+    from bot.assistant.components import language_normalizer as guard
+
+    looked_up = []
+    real = guard._along_a_row
+    monkeypatch.setattr(guard, "_along_a_row", lambda keys: looked_up.append(keys) or real(keys))
+    guard.is_keyboard_mash(word + " " + word[:64])
+    assert len(looked_up) <= 2 * guard.LONGEST_ROW * (len(word) + 64)
 
 
 def test_guard_sends_keyboard_mash_to_the_fallback_whatever_the_classifier_guessed(router):

@@ -71,32 +71,53 @@ KEYBOARD_ROWS = ("qwertyuıopğü", "asdfghjklşi", "zxcvbnmöç", "qwertyuiop",
                  "ضصثقفغعهخحجچ", "شسیبلاتنمکگ", "ظطزرذدپو")
 
 
+# The longest run along one row: a unit or run longer than this cannot lie on a row, so the checks below look at
+# no more than this many letters at a time, which keeps them linear in the word's length (a 4,000-letter word is
+# checked in about a millisecond; the backtracking split before took exponential time, issue 20).
+LONGEST_ROW = max(len(row) for row in KEYBOARD_ROWS)
+SHORTEST_RUN = 3
+
+
 def _mashed_word(word: str) -> bool:
     """One word typed at random: a letter three times or more ("ççç", «سسس»), or a run of three or more
     neighbouring keys of one keyboard row, possibly repeated ("asdf", "jkjk", "qweqwe", «ضصضص», «ثقفثقف»). Real
     words made of a repeated syllable ("dede", "baba") are not runs along a row."""
-    if len(word) < 3 or not word.isalpha():
+    if len(word) < SHORTEST_RUN or not word.isalpha():
         return False
     if len(set(word)) == 1:
         return True
-    for size in range(2, len(word) + 1):
+    for size in range(2, min(len(word), LONGEST_ROW) + 1):
         unit = word[:size]
-        repeated = unit * (len(word) // size) + unit[: len(word) % size]
-        if repeated == word and _along_a_row(unit):
+        if _along_a_row(unit) and _repeats(word, unit):
             return True
     # Runs of three or more keys one after another ("asdkjh" = "asd" + "kjh").
     return _split_into_runs(word)
 
 
+def _repeats(word: str, unit: str) -> bool:
+    """``word`` is ``unit`` written again and again (the last copy may be cut short)."""
+    size = len(unit)
+    return all(word.startswith(unit[: len(word) - start], start) for start in range(0, len(word), size))
+
+
+# Every stretch of two or more neighbouring keys, in both directions: one set look-up per candidate run.
+ROW_STRETCHES = frozenset(row[start:end] for line in KEYBOARD_ROWS for row in (line, line[::-1])
+                          for start in range(len(row)) for end in range(start + 2, len(row) + 1))
+
+
 def _along_a_row(keys: str) -> bool:
-    return any(keys in row or keys in row[::-1] for row in KEYBOARD_ROWS)
+    return keys in ROW_STRETCHES
 
 
 def _split_into_runs(word: str) -> bool:
-    if not word:
-        return True
-    return any(_along_a_row(word[:size]) and _split_into_runs(word[size:]) for size in range(3, len(word) + 1)
-               if len(word) - size == 0 or len(word) - size >= 3)
+    """``word`` cuts into runs of three or more keys, each along a row. Dynamic programming over the cut points:
+    ``ends[i]`` says the first ``i`` letters cut so; each end looks back at most ``LONGEST_ROW`` letters."""
+    ends = [True] + [False] * len(word)
+    for end in range(SHORTEST_RUN, len(word) + 1):
+        first_start = max(0, end - LONGEST_ROW)
+        ends[end] = any(ends[start] and _along_a_row(word[start:end])
+                        for start in range(first_start, end - SHORTEST_RUN + 1))
+    return ends[len(word)]
 
 
 def is_keyboard_mash(text: str) -> bool:
