@@ -94,3 +94,14 @@ def test_checks_catch_a_missing_estimate_handoff_and_ticket():
     assert {"no estimate (a GB figure and a card name)", "no handoff started", "no ticket opened",
             "no person or quote offered"} <= set(problems)
     assert any("none of" in p for p in problems)
+
+
+def test_no_blind_user_message_is_in_the_training_data():
+    """The blind set (tests/blind/, bench/blind_eval.py) measures only while nothing of it is trained on."""
+    from bench.blind_eval import load_blind
+
+    training = _training_messages()
+    blind = [c for lang in LANGUAGES for c in load_blind(lang)]
+    assert len(blind) >= 120  # issue 21: at least 60 conversations per language
+    leaked = [(c.id, t.user) for c in blind for t in c.turns if _comparable(t.user) in training]
+    assert not leaked, f"blind messages found in data/nlu: {leaked}"
