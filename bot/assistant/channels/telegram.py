@@ -177,7 +177,7 @@ class SharedRecentIds:
         if settings is not None:
             import redis.asyncio
 
-            self.redis = redis.asyncio.Redis(host=settings.host, port=settings.port, db=settings.db,
+            self.redis = redis.asyncio.Redis(**settings.client_options(),
                                              socket_connect_timeout=CONNECT_TIMEOUT_S,
                                              socket_timeout=SOCKET_TIMEOUT_S)
 
