@@ -40,6 +40,8 @@ export ADVISOR_PUBLIC_URL=${ADVISOR_PUBLIC_URL:-http://localhost:$WEB_PORT}
 export ADVISOR_SOCKET_URL=${ADVISOR_SOCKET_URL:-http://localhost:$BALANCER_PORT}   # the widget connects through HAProxy
 export ACTION_SERVER_URL=${ACTION_SERVER_URL:-http://127.0.0.1:$ACTIONS_BALANCER_PORT/webhook}
 export RASA_URL=${RASA_URL:-http://127.0.0.1:$BALANCER_PORT}   # staff replies go in through any instance
+# HAProxy appends the client's address to X-Forwarded-For: the rate limits per address read it from there.
+export ADVISOR_TRUSTED_PROXY=${ADVISOR_TRUSTED_PROXY:-1}
 DB_URL="postgresql://$TRACKER_DB_USER${TRACKER_DB_PASSWORD:+:$TRACKER_DB_PASSWORD}@$TRACKER_DB_HOST:5432/$TRACKER_DB_NAME"
 export TICKETS_DB_URL=${TICKETS_DB_URL:-$DB_URL}
 

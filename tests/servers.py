@@ -32,6 +32,9 @@ LOG_DIR = ROOT / "test-artifacts" / "logs"
 # given it through the environment, as scripts/run.sh does.
 ACTION_TOKEN = secrets.token_urlsafe(24)
 ACTION_TOKEN_HEADER = "X-Action-Token"
+# Tests script conversations at machine speed from one address: the servers get generous rate limits unless a test
+# passes ADVISOR_RATE_LIMITS_FILE itself (tests/test_rate_limits.py uses the product's knowledge/rate_limits.yml).
+RELAXED_RATE_LIMITS = ROOT / "tests" / "data" / "rate_limits_relaxed.yml"
 
 
 def action_endpoint(url: str) -> dict:
@@ -128,7 +131,8 @@ class Server:
 def _spawn(name: str, cmd: List[str], port: int, env: Optional[Dict[str, str]], workdir: Path) -> Server:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log_path = LOG_DIR / f"{name}-{port}.log"
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "RASA_TELEMETRY_ENABLED": "false", **(env or {})}
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "RASA_TELEMETRY_ENABLED": "false",
+                "ADVISOR_RATE_LIMITS_FILE": str(RELAXED_RATE_LIMITS), **(env or {})}
     log = open(log_path, "w")
     proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
     return Server(name=name, port=port, proc=proc, log_path=log_path, workdir=workdir)
