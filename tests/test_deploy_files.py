@@ -64,8 +64,13 @@ def module_and_options(command: List[str]) -> Tuple[str, Dict[str, str]]:
 def supervisor_programs() -> Dict[str, List[str]]:
     parser = configparser.RawConfigParser()
     parser.read(DEPLOY / "supervisor" / "cluster.conf")
-    return {section.split(":", 1)[1]: shlex.split(parser[section]["command"])
-            for section in parser.sections() if section.startswith("program:")}
+    programs = {section.split(":", 1)[1]: shlex.split(parser[section]["command"])
+                for section in parser.sections() if section.startswith("program:")}
+    for name, words in programs.items():
+        # `python -m bot.launcher exec -- COMMAND`: the server dies with supervisord (issue 20, finding 8)
+        assert words[1:4] == ["-m", "bot.launcher", "exec"] and words[4] == "--", name
+        programs[name] = words[5:]
+    return programs
 
 
 def systemd_unit(name: str) -> Dict[str, List[str]]:
