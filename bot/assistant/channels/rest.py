@@ -12,11 +12,16 @@ Same URL and answer as Rasa's `rest` channel: `POST /webhooks/rest/webhook {"sen
 - a message longer than 4,000 characters is not read or stored; the answer says so in the user's language;
 - more messages than knowledge/rate_limits.yml allows per conversation or per client address → `429` with
   Retry-After and the same list answer, saying so in the conversation's language (issue 20, finding 6);
-- an error while the assistant handles the message → the answer says so in the conversation's language (not `[]`).
+- an error while the assistant handles the message → the answer says so in the conversation's language (not `[]`);
+- with REST_CHANNEL_TOKEN set (or REST_CHANNEL_TOKEN_FILE), every call must carry `Authorization: Bearer <token>`
+  (401 otherwise). A REST conversation has no other credential than its sender id (issue 20, finding 7): in
+  production the REST channel is for the operator's own integrations, which hold the token; a browser uses the
+  socket.io channel, whose sessions are signed.
   Streaming (`?stream=true`) is not offered.
 """
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 from asyncio import CancelledError
@@ -59,6 +64,20 @@ def read_request(body: bytes) -> Tuple[Optional[dict], Optional[str]]:
     return data, None
 
 
+TOKEN_ENV = "REST_CHANNEL_TOKEN"
+
+
+def _authorised(header: Optional[str]) -> bool:
+    """True when no REST token is configured, or the header carries it."""
+    from bot.secret_files import read_secret
+
+    expected = read_secret(TOKEN_ENV)
+    if not expected:
+        return True
+    given = (header or "").removeprefix("Bearer ").strip()
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode())
+
+
 class RestInput(rasa_rest.RestInput):
     @classmethod
     def name(cls) -> str:
@@ -73,6 +92,9 @@ class RestInput(rasa_rest.RestInput):
 
         @webhook.route("/webhook", methods=["POST"])
         async def receive(request: Request) -> HTTPResponse:
+            if not _authorised(request.headers.get("Authorization")):
+                return response.json({"error": "this REST channel needs Authorization: Bearer <REST_CHANNEL_TOKEN>"},
+                                     status=401)
             data, problem = read_request(request.body)
             if problem:
                 return _bad_request(problem)
