@@ -208,23 +208,30 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
                 raw_metadata = {}
         metadata = client_metadata(raw_metadata)
         output = SocketIOOutput(sio, channel.bot_message_evt)
-        address = addresses.get(sid)
-        if not limiter().message_allowed(session_id, address):
-            language = await conversation_language(session_id, text, metadata)
-            await output.send_text_message(session_id, channel_answer(
-                "rate_limited", language, seconds=limiter().retry_after_s(session_id, address)))
-            return
-        if too_long(text):
-            language = await conversation_language(session_id, text, metadata)
-            await output.send_text_message(session_id, too_long_answer(text, metadata, language))
-            return
-        metadata[CLIENT_KEY] = client_key(address, session_secret())
-        try:
-            await on_new_message(UserMessage(text, output, session_id, input_channel=channel.name(),
-                                             metadata=metadata))
-        except Exception as error:  # noqa: BLE001 - the customer gets an answer, the widget does not hang
-            logger.error("socket.io: message handling failed (%s)", type(error).__name__, exc_info=True)
-            language = await conversation_language(session_id, text, metadata)
-            await output.send_text_message(session_id, channel_answer("server_error", language))
+        await _deliver(UserMessage(text, output, session_id, input_channel=channel.name(), metadata=metadata),
+                       addresses.get(sid), on_new_message)
 
     return webhook
+
+
+async def _deliver(message: UserMessage, address: Optional[str],
+                   on_new_message: Callable[[UserMessage], Awaitable[Any]]) -> None:
+    """Pass a checked message on, unless its session or address is over its rate or the text over its length;
+    those, and an error inside the assistant, are answered in the conversation's language."""
+    session_id, text, metadata, output = message.sender_id, message.text, message.metadata, message.output_channel
+    if not limiter().message_allowed(session_id, address):
+        language = await conversation_language(session_id, text, metadata)
+        await output.send_text_message(session_id, channel_answer(
+            "rate_limited", language, seconds=limiter().retry_after_s(session_id, address)))
+        return
+    if too_long(text):
+        language = await conversation_language(session_id, text, metadata)
+        await output.send_text_message(session_id, too_long_answer(text, metadata, language))
+        return
+    metadata[CLIENT_KEY] = client_key(address, session_secret())
+    try:
+        await on_new_message(message)
+    except Exception as error:  # noqa: BLE001 - the customer gets an answer, the widget does not hang
+        logger.error("socket.io: message handling failed (%s)", type(error).__name__, exc_info=True)
+        language = await conversation_language(session_id, text, metadata)
+        await output.send_text_message(session_id, channel_answer("server_error", language))
