@@ -190,6 +190,18 @@ def test_the_session_end_check_sees_a_process_the_tests_left_running():
     assert not any(f"pid {proc.pid}:" in line for line in running_children())
 
 
+def test_a_session_that_leaves_a_process_running_fails(tmp_path):
+    """The hook of tests/conftest.py, run by a pytest session of its own whose only test leaves `sleep` running."""
+    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_sessionfinish  # noqa: F401\n")
+    (tmp_path / "test_leaky.py").write_text("import subprocess\n\n\ndef test_leaves_a_process():\n"
+                                            "    subprocess.Popen(['sleep', '61'])\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode != 0, result.stdout[-2000:]
+    assert "still running at the end of the session" in result.stdout and "sleep 61" in result.stdout
+
+
 def test_a_test_server_dies_with_the_test_process(tmp_path):
     """tests/servers.py starts servers through bot.launcher: a test run killed outright leaves none behind."""
     script = ("import sys, time; sys.path.insert(0, %r)\n"
