@@ -48,7 +48,7 @@ def provision(settings: RedisSettings, admin_username: Optional[str] = None,
         anonymous = redis.Redis(host=settings.host, port=settings.port, socket_connect_timeout=CONNECT_TIMEOUT_S)
         anonymous.ping()
         warnings.append(f"Redis at {settings.host}:{settings.port} still lets anyone in without a password (its "
-                        "'default' user): give it one, or turn it off (deploy/redis/redis-acl.conf).")
+                        "'default' user): give it a password or turn it off (deploy/redis/users.acl.example).")
     except redis.exceptions.AuthenticationError:
         pass
     except redis.exceptions.ResponseError as error:  # NOAUTH / NOPERM: the default user is closed
