@@ -89,3 +89,13 @@ def test_a_budget_the_estimator_refuses_does_not_make_a_ticket_urgent():
         assert "large_budget" not in reasons and level > 1, (refused, level, reasons)
     level, reasons = prioritize("technical", {"budget_usd": 5000}, None)
     assert level == 1 and "large_budget" in reasons  # a real large order still is urgent
+
+
+@pytest.mark.parametrize("lang, text", [("fa", "می‌خواهم با کارشناس صحبت کنم، بودجه ما ۵۰ میلیارد دلار است"),
+                                        ("tr", "Bir uzmanla görüşmek istiyorum, bütçemiz 50 milyar dolar")])
+def test_a_refused_budget_in_a_message_the_form_does_not_read_is_not_kept_either(conversation, rasa_server, lang,
+                                                                                  text):
+    user = conversation()
+    user.say(GREETING[lang])
+    assert user.say_text(text).strip()
+    assert _slots(rasa_server, user.sender).get("budget_usd") is None
