@@ -102,6 +102,13 @@ def belongs_to_checkout(pid: int, root: Path = ROOT) -> bool:
     return cwd == root and (str(root / ".venv") in line or any(f"-m {m}" in line for m in PRODUCT_MODULES))
 
 
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -151,6 +158,12 @@ def free_ports(ports: Sequence[int], root: Path = ROOT, out=sys.stderr) -> bool:
                   "this run other ports (RASA_PORT, ACTIONS_PORT, WEB_PORT, STAFF_PORT)", file=out)
         return False
     ghosts = sorted({pid for pids in holders.values() for pid in pids})
+    supervised = {pid: _parent(pid) for pid in ghosts if "supervisord" in command_line(_parent(pid))}
+    if supervised:  # a running `make run` or `make cluster` of this checkout: not ghosts, not ours to stop
+        for pid, parent in sorted(supervised.items()):
+            print(f"pid {pid} ({command_line(pid)[:80]}) is served by this checkout's running supervisord (pid "
+                  f"{parent}: `make run` or `make cluster`): use it, or stop it first", file=out)
+        return False
     if ghosts:
         print("stopping what an earlier `make run` of this checkout left running: "
               + ", ".join(f"pid {pid} ({command_line(pid)[:80]})" for pid in ghosts), file=out)

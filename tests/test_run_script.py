@@ -254,3 +254,33 @@ def test_the_action_servers_chart_worker_ends_with_it(rasa_model, tmp_path, how)
             rasa.stop()
     finally:
         actions.stop()
+
+
+def test_servers_of_a_running_supervisord_are_not_taken_for_ghosts(tmp_path):
+    """A `make cluster` (or `make run`) of this checkout still running holds the ports: named, not stopped."""
+    from bot.launcher import free_ports
+
+    port = free_port()
+    conf = tmp_path / "supervisord.conf"
+    conf.write_text(f"""[supervisord]
+nodaemon=true
+logfile={tmp_path}/supervisord.log
+pidfile={tmp_path}/supervisord.pid
+[program:holder]
+command={sys.executable} -m bot.website --host 127.0.0.1 --port {port}
+directory={ROOT}
+""")
+    supervisor = subprocess.Popen([str(Path(sys.executable).parent / "supervisord"), "-c", str(conf)], cwd=ROOT,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not _listening(port) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        held_by = _children(supervisor.pid)
+        messages = tmp_path / "messages.txt"
+        with open(messages, "w") as out:
+            assert free_ports([port], ROOT, out) is False
+        assert "running supervisord" in messages.read_text(), messages.read_text()
+        assert all(_alive(pid) for pid in held_by) and _listening(port)
+    finally:
+        stop_process(supervisor, timeout=30)
