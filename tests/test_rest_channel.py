@@ -67,3 +67,31 @@ def test_with_a_rest_token_configured_only_callers_holding_it_are_served(guarded
     assert _post(guarded_rasa, {}) == 401
     assert _post(guarded_rasa, {"Authorization": "Bearer wrong"}) == 401
     assert _post(guarded_rasa, {"Authorization": "Bearer rest-token-for-integrations"}) == 200
+
+
+@pytest.mark.parametrize("lang, text", [("fa", "سلام، یک سؤال درباره قیمت دارم"),
+                                        ("tr", "Merhaba, fiyatlar hakkında bir sorum var")])
+def test_an_error_inside_the_assistant_is_answered_on_telegram_too(lang, text):
+    """The Telegram channel (fake Bot API on loopback) tells the customer instead of leaving the chat silent."""
+    from sanic import Sanic
+
+    from bot.assistant.channels.telegram import TelegramInput
+    from bot.telegram_api import TelegramSettings
+    from tests.fake_bot_api import FakeBotApi
+
+    async def assistant_that_fails(message):
+        raise RuntimeError("the assistant failed")
+
+    with FakeBotApi() as fake:
+        channel = TelegramInput(TelegramSettings(token="123456:error-test", secret_token="error-secret",
+                                                 webhook_url=None, api_url=fake.url))
+        app = Sanic(f"telegram-test-{uuid.uuid4().hex[:8]}")
+        app.blueprint(channel.blueprint(assistant_that_fails), url_prefix="/webhooks/telegram")
+        update = {"update_id": uuid.uuid4().int % 10**9, "message": {
+            "message_id": 1, "date": 1700000000, "text": text, "chat": {"id": 4242, "type": "private"},
+            "from": {"id": 4242, "is_bot": False, "first_name": "Test"}}}
+        _, response = app.test_client.post("/webhooks/telegram/webhook", content=json.dumps(update),
+                                           headers={"X-Telegram-Bot-Api-Secret-Token": "error-secret"})
+        assert response.status == 200  # answered: Telegram does not retry the update for hours
+        sent = [str(call.payload.get("text")) for call in fake.calls("sendMessage")]
+    assert sent == [channel_texts()["server_error"][lang]], sent
