@@ -51,8 +51,15 @@ def _die_with_parent() -> None:
     import ctypes
     import signal
 
+    # The fork inherits the server's signal handling: Sanic's SIGTERM handler only wakes the server's event loop,
+    # which does not run here, so SIGTERM did nothing and the worker outlived a killed server, holding its port
+    # under the server's command line (issue 20, finding 8: `make test` left an "action server" running).
+    signal.set_wakeup_fd(-1)
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG (Linux prctl(2))
+        # SIGKILL: the worker holds no state worth a clean exit, and nothing it inherited can catch it.
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG (Linux prctl(2))
     except (OSError, AttributeError):  # not Linux: the worker ends when the executor shuts down, as before
         return
     if os.getppid() == 1:  # the server died before prctl took effect

@@ -10,6 +10,7 @@ the form resumes. An answer that is neither a value nor one of those intents get
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Dict, List, Optional, Text
 
@@ -50,7 +51,34 @@ def _number(value: Any) -> Optional[float]:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return number if number > 0 else None
+    # "1e999" in a payload is infinity: float(int(inf)) raised and the turn got no answer (issue 20, finding 7).
+    return number if math.isfinite(number) and number > 0 else None
+
+
+# Values the estimator refuses (bot/advisor/advice.py, validate): refused when given, so that a value the bot says
+# it cannot use is neither kept in the slots nor read by the ticket's priority (issue 20, finding 6: an absurd
+# budget was kept and made the ticket urgent). slot -> (form slot, lowest, highest, error key of knowledge/texts.yml).
+def _checked_values() -> Dict[Text, tuple]:
+    from bot.advisor.advice import MAX_BUDGET_USD, MAX_SEQ_LEN
+
+    return {"budget_usd": ("budget", 0.01, MAX_BUDGET_USD, "bad_budget"),
+            "seq_len": ("seq_len", 1, MAX_SEQ_LEN, "bad_seq_len")}
+
+
+def refuse_out_of_range(dispatcher: CollectingDispatcher, updates: Dict[Text, Any], lang: Text) -> Dict[Text, Any]:
+    """`updates` without the values the estimator would refuse; each refusal is said (the estimator's own words)
+    and its question stays open."""
+    from bot.advisor.knowledge import InputError
+    from bot.present.render import render_error
+
+    for slot, (form_slot, low, high, key) in _checked_values().items():
+        value = updates.get(slot)
+        if value is None or low <= value <= high:
+            continue
+        dispatcher.utter_message(text=render_error(InputError(slot, key, "out of range", low=low, high=high,
+                                                              value=value), lang))
+        updates = {**updates, slot: None, form_slot: None, "failed_turns": 0.0}
+    return updates
 
 
 def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]) -> Dict[Text, Any]:
@@ -234,6 +262,8 @@ class ValidateEstimateForm(FormValidationAction):
         if not updates and not text.startswith("/"):
             updates = self._from_text(dispatcher, text, requested, conversation_language(tracker))
             updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
+        if updates:
+            updates = refuse_out_of_range(dispatcher, updates, conversation_language(tracker))
         if intent == "deny" and requested == "budget" and not updates:
             updates = {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None}
         if intent == DONT_KNOW_INTENT and requested in FORM_SLOTS and requested not in updates:

@@ -270,6 +270,25 @@ def build_draft(tracker: Tracker) -> TicketDraft:
         contact_kind=contact.kind if contact else None)
 
 
+def _client_key(tracker: Tracker) -> Optional[str]:
+    """The pseudonym of the client's address the channel put on the latest message (bot/assistant/rate_limits.py)."""
+    from bot.assistant.rate_limits import CLIENT_KEY
+
+    for event in reversed(tracker.events):
+        if event.get("event") == "user":
+            key = (event.get("metadata") or {}).get(CLIENT_KEY)
+            return key if isinstance(key, str) else None
+    return None
+
+
+def tickets_allowed(tracker: Tracker) -> bool:
+    """Within knowledge/rate_limits.yml's tickets per conversation and per client address (issue 20, finding 6:
+    one address opened 37 tickets in 31 seconds under as many conversation ids)."""
+    from bot.assistant.rate_limits import limiter
+
+    return limiter().ticket_allowed(tracker.sender_id, _client_key(tracker))
+
+
 class ActionOpenTicket(Action):
     def name(self) -> Text:
         return "action_open_ticket"
@@ -282,6 +301,12 @@ class ActionOpenTicket(Action):
         if existing is not None:
             dispatcher.utter_message(response="utter_ticket_already_open", ticket_id=existing.id)
             return clear + [SlotSet("ticket_id", existing.id)]
+        if not tickets_allowed(tracker):
+            from bot.assistant.channels.limits import channel_answer
+
+            logger.warning("Ticket refused: over the ticket rate limit")
+            dispatcher.utter_message(text=channel_answer("tickets_limited", conversation_language(tracker)))
+            return clear
         try:
             ticket = await asyncio.to_thread(ticket_store().create, build_draft(tracker))
         except Exception:  # the spool failed too (disk full, permissions): tell the user, keep the bot usable

@@ -18,7 +18,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Dict, Optional
 
 from aiohttp import web
 
@@ -46,13 +46,21 @@ def chart_dir() -> Path:
 
 @web.middleware
 async def security_headers(request: web.Request, handler):
-    response = await handler(request)
+    try:
+        response = await handler(request)
+    except web.HTTPException as answer:  # redirects and errors are answers too (/kvkk -> /kvkk/fa, a 404)
+        _add_security_headers(request, answer)
+        raise
+    return _add_security_headers(request, response)
+
+
+def _add_security_headers(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    # FileResponse only learns its content type while sending, so decide by path.
-    if request.path == "/" or request.path.endswith(".html"):
-        response.headers.setdefault("Content-Security-Policy", content_security_policy())
-        if frame_ancestors() == "'self'":
-            response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")  # browsers without CSP level 2
+    # On every answer, whatever its path: deciding by path ("/" or "*.html") left the KVKK pages (/kvkk/fa,
+    # /kvkk/tr) without a policy and frameable (issue 20, finding 7). On images and scripts the policy is inert.
+    response.headers.setdefault("Content-Security-Policy", content_security_policy())
+    if frame_ancestors() == "'self'":
+        response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")  # browsers without CSP level 2
     if request.path.endswith((".js", ".css", ".json")) or request.path.startswith("/charts/"):
         # The widget is embedded on other sites: they load its script, style and the chart images from here.
         response.headers.setdefault("Access-Control-Allow-Origin", "*")
@@ -72,11 +80,24 @@ CHART_WAIT_S = 4.0
 # Requests that may wait for a chart at the same time; more answer 404 at once, so that nobody can hold hundreds of
 # connections open by asking for charts that will never exist (security review finding 14).
 MAX_CHART_WAITERS = 16
+# Of those, one client address may hold this many: a chat page waits for one chart at a time (a reply carries one),
+# so one client could otherwise take every slot and make everybody's new chart a 404 (issue 20, finding 7).
+MAX_CHART_WAITERS_PER_CLIENT = 2
 # Charts are kept this long and at most this many (the newest); older ones are deleted every CHART_PRUNE_EVERY_S.
 CHART_MAX_AGE_S = float(os.environ.get("ADVISOR_CHART_MAX_AGE_H", "168")) * 3600
 CHART_MAX_FILES = int(os.environ.get("ADVISOR_CHART_MAX_FILES", "5000"))
 CHART_PRUNE_EVERY_S = 600
 _waiting = 0
+_waiting_by_client: Dict[str, int] = {}
+
+
+def _client_address(request: web.Request) -> str:
+    """The client's address; behind the cluster's HAProxy (ADVISOR_TRUSTED_PROXY=1) the X-Forwarded-For entry it
+    appended (bot/assistant/channels/limits.py reads it the same way)."""
+    forwarded = request.headers.get("X-Forwarded-For", "")
+    if os.environ.get("ADVISOR_TRUSTED_PROXY") == "1" and forwarded.strip():
+        return forwarded.split(",")[-1].strip()
+    return request.remote or "?"
 
 
 async def chart(request: web.Request) -> web.StreamResponse:
@@ -89,9 +110,11 @@ async def chart(request: web.Request) -> web.StreamResponse:
         return web.FileResponse(path, headers={"Content-Type": "image/png"})
     # The action server draws a web chart just after the reply has gone out, so the browser may ask before the
     # file exists; a cold worker takes a second or two. Wait for it rather than answer 404 to a chart on its way.
-    if _waiting >= MAX_CHART_WAITERS:
+    client = _client_address(request)
+    if _waiting >= MAX_CHART_WAITERS or _waiting_by_client.get(client, 0) >= MAX_CHART_WAITERS_PER_CLIENT:
         raise web.HTTPNotFound()
     _waiting += 1
+    _waiting_by_client[client] = _waiting_by_client.get(client, 0) + 1
     try:
         deadline = asyncio.get_running_loop().time() + CHART_WAIT_S
         while not path.is_file():
@@ -100,6 +123,9 @@ async def chart(request: web.Request) -> web.StreamResponse:
             await asyncio.sleep(0.2)
     finally:
         _waiting -= 1
+        _waiting_by_client[client] -= 1
+        if not _waiting_by_client[client]:
+            del _waiting_by_client[client]
     return web.FileResponse(path, headers={"Content-Type": "image/png"})
 
 

@@ -8,6 +8,8 @@
 #   ACTIONS_BALANCER_PORT [5050]  WEB_PORT [8080]  STAFF_PORT [8081]  BALANCER_BIND [127.0.0.1]
 #   TRACKER_DB_HOST [127.0.0.1] TRACKER_DB_NAME [gpuadvisor] TRACKER_DB_USER [postgres] TRACKER_DB_PASSWORD []
 #   REDIS_HOST [127.0.0.1]  REDIS_PORT [6379]  REDIS_KEY_PREFIX [gpuadvisor]
+#   REDIS_USERNAME [advisor-<prefix>] REDIS_PASSWORD [generated into var/redis-password]: the cluster's own Redis ACL
+#   user, created at start (bot/assistant/redis_account.py) by REDIS_ADMIN_USERNAME/REDIS_ADMIN_PASSWORD [default user]
 #   ADVISOR_CLUSTER_DIR [var/cluster] (logs, spools, sockets)  ADVISOR_MODEL [models/gpu-advisor.tar.gz]
 #   RASA_TOKEN, STAFF_TOKEN, ACTION_SERVER_TOKEN, SOCKET_SESSION_SECRET: generated into var/ as for `make run`.
 set -euo pipefail
@@ -38,6 +40,8 @@ export ADVISOR_PUBLIC_URL=${ADVISOR_PUBLIC_URL:-http://localhost:$WEB_PORT}
 export ADVISOR_SOCKET_URL=${ADVISOR_SOCKET_URL:-http://localhost:$BALANCER_PORT}   # the widget connects through HAProxy
 export ACTION_SERVER_URL=${ACTION_SERVER_URL:-http://127.0.0.1:$ACTIONS_BALANCER_PORT/webhook}
 export RASA_URL=${RASA_URL:-http://127.0.0.1:$BALANCER_PORT}   # staff replies go in through any instance
+# HAProxy appends the client's address to X-Forwarded-For: the rate limits per address read it from there.
+export ADVISOR_TRUSTED_PROXY=${ADVISOR_TRUSTED_PROXY:-1}
 DB_URL="postgresql://$TRACKER_DB_USER${TRACKER_DB_PASSWORD:+:$TRACKER_DB_PASSWORD}@$TRACKER_DB_HOST:5432/$TRACKER_DB_NAME"
 export TICKETS_DB_URL=${TICKETS_DB_URL:-$DB_URL}
 
@@ -45,6 +49,9 @@ secret RASA_TOKEN var/rasa-token
 secret STAFF_TOKEN var/staff-token
 secret ACTION_SERVER_TOKEN var/action-token
 secret SOCKET_SESSION_SECRET var/socket-secret   # one secret for both instances: a widget session is valid on either
+# The cluster signs in to Redis as its own ACL user, limited to its keys and its socket.io channel.
+export REDIS_USERNAME=${REDIS_USERNAME:-advisor-$REDIS_KEY_PREFIX}
+secret REDIS_PASSWORD var/redis-password 32
 
 export ADVISOR_CREDENTIALS=$ROOT/credentials.yml
 if [ -n "${TELEGRAM_TOKEN:-}" ]; then
@@ -75,8 +82,10 @@ PY
 then
   missing+=("PostgreSQL does not answer at $TRACKER_DB_HOST:5432 as user $TRACKER_DB_USER (database $TRACKER_DB_NAME; set TRACKER_DB_* or start PostgreSQL)")
 fi
-if ! $BIN/python -c "import redis,sys; redis.Redis(host='$REDIS_HOST', port=int('$REDIS_PORT'), socket_connect_timeout=3).ping()" 2>/dev/null; then
-  missing+=("Redis does not answer at $REDIS_HOST:$REDIS_PORT (set REDIS_HOST/REDIS_PORT or start redis-server)")
+if ! redis_problem=$($BIN/python -m bot.assistant.redis_account provision 2>&1); then
+  missing+=("Redis at $REDIS_HOST:$REDIS_PORT: ${redis_problem:-no answer} (set REDIS_HOST/REDIS_PORT or start redis-server)")
+elif [ -n "$redis_problem" ]; then
+  echo "$redis_problem" >&2   # the warning that Redis's default user has no password
 fi
 for port in "$BALANCER_PORT" "$RASA_A_PORT" "$RASA_B_PORT" "$ACTIONS_A_PORT" "$ACTIONS_B_PORT" "$ACTIONS_BALANCER_PORT" "$WEB_PORT" "$STAFF_PORT"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then missing+=("port $port is already in use (is 'make run' or another cluster running?)"); fi

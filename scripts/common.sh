@@ -12,15 +12,17 @@ secret() {
 }
 
 # start_supervisord CONF: run supervisord with CONF in the background (SUPERVISOR = its pid) and stop it, and so
-# every server it supervises, on Ctrl-C, TERM or when the calling script exits.
+# every server it supervises, on Ctrl-C, TERM, a closed terminal (HUP) or when the calling script exits. supervisord
+# runs in a session of its own (a closed terminal's HUP would make it restart every server) and gets SIGTERM when
+# this script dies, however it dies (bot/launcher.py: PR_SET_PDEATHSIG).
 start_supervisord() {
-  "$BIN/supervisord" -c "$1" &
+  setsid "$BIN/python" -m bot.launcher exec -- "$BIN/supervisord" -c "$1" &
   SUPERVISOR=$!
-  trap _stop_supervisord INT TERM EXIT
+  trap _stop_supervisord INT TERM HUP EXIT
 }
 
 _stop_supervisord() {
-  trap - INT TERM EXIT
+  trap - INT TERM HUP EXIT
   kill -TERM "$SUPERVISOR" 2>/dev/null || true   # supervisord stops every server, then exits
   wait "$SUPERVISOR" 2>/dev/null || true
   echo "stopped."

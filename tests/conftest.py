@@ -6,6 +6,8 @@ tests.servers.start_rasa_server, reusing the session's action server.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import urllib.request
 import uuid
 from typing import Any, Dict, List, Optional
@@ -13,6 +15,28 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from tests.servers import Server, ensure_model, start_action_server, start_rasa_server
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Every process the tests started is stopped by the end of the session (issue 20, finding 8: `make test` left
+    an action server running). Checked after every fixture's teardown; what is left is stopped and fails the run."""
+    from tests.servers import running_children
+
+    left = running_children()
+    if not left:
+        return
+    for line in left:  # stopped now, so that nothing outlives the run
+        try:
+            os.kill(int(line.split()[1].rstrip(":")), signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    message = "processes started by the tests were still running at the end of the session:\n" + "\n".join(left)
+    if reporter is not None:
+        reporter.write_line(message, red=True)
+    else:
+        print(message)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,8 @@ ROLES = {
 # What each role reads from its environment in production (endpoints.production.yml for Rasa, bot/ for the rest).
 ROLE_SETTINGS = {
     "rasa": {"ACTION_SERVER_URL", "ACTION_SERVER_TOKEN", "TRACKER_DB_HOST", "TRACKER_DB_NAME", "TRACKER_DB_USER",
-             "TRACKER_DB_PASSWORD", "REDIS_HOST", "RASA_TOKEN", "SOCKET_SESSION_SECRET", "ADVISOR_ALLOWED_ORIGINS"},
+             "TRACKER_DB_PASSWORD", "REDIS_HOST", "REDIS_USERNAME", "REDIS_PASSWORD", "RASA_TOKEN",
+             "SOCKET_SESSION_SECRET", "ADVISOR_ALLOWED_ORIGINS"},
     "actions": {"ACTION_SERVER_TOKEN", "TICKETS_DB_URL", "TICKETS_SPOOL_DIR", "ADVISOR_CHART_DIR",
                 "ADVISOR_PUBLIC_URL"},
     "website": {"ADVISOR_CHART_DIR", "ADVISOR_SOCKET_URL"},
@@ -64,8 +65,13 @@ def module_and_options(command: List[str]) -> Tuple[str, Dict[str, str]]:
 def supervisor_programs() -> Dict[str, List[str]]:
     parser = configparser.RawConfigParser()
     parser.read(DEPLOY / "supervisor" / "cluster.conf")
-    return {section.split(":", 1)[1]: shlex.split(parser[section]["command"])
-            for section in parser.sections() if section.startswith("program:")}
+    programs = {section.split(":", 1)[1]: shlex.split(parser[section]["command"])
+                for section in parser.sections() if section.startswith("program:")}
+    for name, words in programs.items():
+        # `python -m bot.launcher exec -- COMMAND`: the server dies with supervisord (issue 20, finding 8)
+        assert words[1:4] == ["-m", "bot.launcher", "exec"] and words[4] == "--", name
+        programs[name] = words[5:]
+    return programs
 
 
 def systemd_unit(name: str) -> Dict[str, List[str]]:
@@ -219,3 +225,31 @@ def test_container_image_lets_its_user_write_the_mounted_volumes():
             continue
         for volume in service.get("volumes", []):
             assert volume.split(":")[1] in owned, (name, volume)
+
+
+def test_production_redis_has_no_anonymous_user_and_stays_private():
+    """Issue 20, finding 4: the Redis of the cluster configurations asks for a password and listens privately."""
+    from bot.assistant.redis_account import acl_rules
+    from bot.assistant.redis_settings import RedisSettings
+
+    redis_service = compose()["services"]["redis"]
+    assert "ports" not in redis_service  # the Compose network only
+    command = redis_service["command"]
+    assert command[command.index("default") + 1] == "off"
+    product = command[command.index("gpuadvisor"):]
+    assert product[1] == "on" and product[2].startswith(">${REDIS_PASSWORD")
+    assert "-@dangerous" in product and "~*" not in product
+    for program in ("rasa-a", "rasa-b"):
+        assert compose()["services"][program]["environment"]["REDIS_USERNAME"] == "gpuadvisor"
+
+    conf = (DEPLOY / "redis" / "gpu-advisor.conf").read_text()
+    assert re.search(r"^bind 127\.0\.0\.1", conf, re.MULTILINE) and "aclfile" in conf
+    users = (DEPLOY / "redis" / "users.acl.example").read_text()
+    assert re.search(r"^user default off$", users, re.MULTILINE)
+    assert ENV_EXAMPLE["REDIS_USERNAME"] == "gpuadvisor" and ENV_EXAMPLE["REDIS_PASSWORD"]
+    # The systemd users file and the user `make cluster` creates grant the same.
+    rules = acl_rules(RedisSettings(host="-", username="gpuadvisor", password="change-me"))
+    line = next(line for line in users.splitlines() if line.startswith("user gpuadvisor "))
+    assert sorted(line.split()[2:]) == sorted(r for r in rules if r != "reset")
+    cluster = (ROOT / "scripts" / "cluster.sh").read_text()
+    assert "bot.assistant.redis_account provision" in cluster and "secret REDIS_PASSWORD" in cluster

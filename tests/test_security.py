@@ -43,7 +43,11 @@ def stack(rasa_model, tmp_path_factory):
     env = {"TICKETS_DB_URL": tickets_url, "TICKETS_SPOOL_DIR": str(tmp / "spool"), "ADVISOR_PUBLIC_URL": SITE,
            "ADVISOR_CHART_DIR": str(tmp / "charts"), "SOCKET_SESSION_SECRET": "test-socket-secret-1234567890"}
     actions = start_action_server(env=env)
-    rasa = start_rasa_server(actions.port, env=env)
+    try:
+        rasa = start_rasa_server(actions.port, env=env)
+    except BaseException:  # a Rasa that does not come up must not leave the action server running
+        actions.stop()
+        raise
     try:
         yield {"actions": actions, "rasa": rasa, "tickets_url": tickets_url, "tmp": tmp,
                "token": rasa.extra["auth_token"]}

@@ -47,7 +47,11 @@ def site(rasa_model, tmp_path_factory):
     web_url = f"http://127.0.0.1:{web_port}"
     env = {"ADVISOR_PUBLIC_URL": web_url, "ADVISOR_CHART_DIR": str(chart_dir)}
     actions = start_action_server(env=env)
-    rasa = start_rasa_server(actions.port, credentials=SOCKETIO_CREDENTIALS, env=env)
+    try:
+        rasa = start_rasa_server(actions.port, credentials=SOCKETIO_CREDENTIALS, env=env)
+    except BaseException:  # a Rasa that does not come up must not leave the action server running
+        actions.stop()
+        raise
     log = open(ARTIFACTS / "logs" / f"webapp-{web_port}.log", "w")
     webapp = subprocess.Popen([sys.executable, "-m", "bot.website", "--host", "127.0.0.1", "--port", str(web_port)],
                               cwd=ROOT, env={**os.environ, **env, "ADVISOR_SOCKET_URL": rasa.url},

@@ -2,7 +2,7 @@
 
 endpoints.production.yml:  lock_store: {type: bot.assistant.lock_store.FailoverRedisLockStore, url: ${REDIS_HOST},
 key_prefix: gpuadvisor}; the port comes from `port:` or REDIS_PORT (default 6379), the database from `db:` or
-REDIS_DB (default 1).
+REDIS_DB (default 1), the account from REDIS_USERNAME and REDIS_PASSWORD (or REDIS_PASSWORD_FILE).
 
 Two things Rasa 3.6's RedisLockStore does not do (rasa/core/lock_store.py):
 
@@ -28,7 +28,8 @@ from rasa.core.lock import TicketLock
 from rasa.core.lock_store import LOCK_LIFETIME, InMemoryLockStore, LockError, RedisLockStore
 from rasa.utils.endpoints import EndpointConfig
 
-from bot.assistant.redis_settings import CONNECT_TIMEOUT_S, DEFAULT_DB, DEFAULT_PORT, SOCKET_TIMEOUT_S
+from bot.assistant.redis_settings import (CONNECT_TIMEOUT_S, DEFAULT_DB, DEFAULT_PORT, SOCKET_TIMEOUT_S,
+                                         RedisSettings)
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,10 @@ class FailoverRedisLockStore(RedisLockStore):
         host = config.pop("host", None) or (endpoint_config.url if endpoint_config is not None else None)
         config.setdefault("port", os.environ.get("REDIS_PORT") or DEFAULT_PORT)
         config.setdefault("db", os.environ.get("REDIS_DB") or DEFAULT_DB)
+        # The product's ACL user and its password (deploy/redis/, scripts/cluster.sh), never in endpoints.yml.
+        account = RedisSettings.from_env({**os.environ, "REDIS_HOST": "-"})
+        if account is not None and account.password and not config.get("password"):
+            config.update(username=account.username, password=account.password)
         config.setdefault("socket_timeout", SOCKET_TIMEOUT_S)
         config.pop("type", None)
         super().__init__(host=host or "localhost", **config)

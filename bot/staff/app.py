@@ -80,16 +80,44 @@ class Sessions:
 
 @dataclass
 class LoginLimiter:
-    """Wrong tokens per client address in the last minute; more than `limit` and sign-in answers 429 for a while."""
+    """Wrong tokens per client address in the last minute; more than `limit` and sign-in answers 429 for a while.
+
+    An attempt is counted from the moment it starts (`begin`), not when its answer is known: the check and the
+    record were separated by reading the form and the half-second pause, so parallel guesses all passed the check
+    before the first failure was recorded (issue 20, finding 7). The event loop runs `begin` without a pause, so
+    at most `limit` attempts per address are ever checked within a minute.
+    """
     limit: int
     failures: Dict[str, Deque[float]] = field(default_factory=dict)
+    in_flight: Dict[str, int] = field(default_factory=dict)
 
-    def blocked(self, address: str) -> bool:
+    def _recent(self, address: str) -> int:
         recent = self.failures.get(address)
         now = time.time()
         while recent and recent[0] < now - 60:
             recent.popleft()
-        return bool(recent) and len(recent) >= self.limit
+        if recent is not None and not recent:
+            del self.failures[address]
+        return len(recent or ())
+
+    def blocked(self, address: str) -> bool:
+        return self._recent(address) + self.in_flight.get(address, 0) >= self.limit
+
+    def begin(self, address: str) -> bool:
+        """Reserve an attempt for `address`; False (nothing reserved) when it may not try now."""
+        if self.blocked(address):
+            return False
+        self.in_flight[address] = self.in_flight.get(address, 0) + 1
+        return True
+
+    def end(self, address: str, failed: bool) -> None:
+        left = self.in_flight.get(address, 1) - 1
+        if left:
+            self.in_flight[address] = left
+        else:
+            self.in_flight.pop(address, None)
+        if failed:
+            self.failed(address)
 
     def failed(self, address: str) -> None:
         self.failures.setdefault(address, deque()).append(time.time())
@@ -222,14 +250,18 @@ def _served_over_https(request: web.Request) -> bool:
 async def login(request: web.Request) -> web.Response:
     address = request.remote or "?"
     limiter = request.app[LIMITER_KEY]
-    if limiter.blocked(address):
+    if not limiter.begin(address):
         return web.Response(status=429, text="Too many wrong tokens; try again in a minute.",
                             headers={"Retry-After": "60"})
-    form = await request.post()
-    if not _same_secret(str(form.get("token", "")), request.app[TOKEN_KEY]):
-        limiter.failed(address)
-        await asyncio.sleep(0.5)  # slows down guessing from one client; the limiter bounds parallel guesses
-        raise web.HTTPFound("/login?bad=1")
+    failed = True
+    try:
+        form = await request.post()
+        failed = not _same_secret(str(form.get("token", "")), request.app[TOKEN_KEY])
+        if failed:
+            await asyncio.sleep(0.5)  # slows down guessing from one client; the limiter bounds parallel guesses
+            raise web.HTTPFound("/login?bad=1")
+    finally:
+        limiter.end(address, failed)
     name = str(form.get("name", "")).strip()[:64]
     session_id = request.app[SESSIONS_KEY].create(name)
     resp = web.HTTPFound("/")

@@ -31,7 +31,10 @@ class Token:
 
     @property
     def is_number(self) -> bool:
-        return self.text[0].isdigit()
+        # Decimal digits only: "²", "⁴" and "①" are digits to str.isdigit() but not to the tokenizer's \d nor to
+        # float(), so a token such as "²" reached parse_number, float() raised and the turn got no answer (issue
+        # 20, finding 7). They are read as letters now: the message is answered like any word the bot cannot use.
+        return self.text[0].isdecimal()
 
     @property
     def is_break(self) -> bool:

@@ -5,6 +5,7 @@ see why a ticket is where it is.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, List, Optional, Tuple
 
 # Business thresholds agreed with sales (docs/staff.md): a budget at or above this is a large order.
@@ -15,9 +16,19 @@ LARGE_MODEL_B = 65.0
 
 def _num(value: Any) -> Optional[float]:
     try:
-        return float(value) if value is not None and value != "" else None
+        number = float(value) if value is not None and value != "" else None
     except (TypeError, ValueError):
         return None
+    return number if number is None or math.isfinite(number) else None
+
+
+def _accepted_budget(value: Any) -> Optional[float]:
+    """The budget as the estimator accepts it (bot/advisor/advice.py, 0.01 to MAX_BUDGET_USD), else None: a budget
+    the bot refused must not make a ticket urgent (issue 20, finding 6)."""
+    from bot.advisor.advice import MAX_BUDGET_USD
+
+    budget = _num(value)
+    return budget if budget is not None and 0.01 <= budget <= MAX_BUDGET_USD else None
 
 
 def is_multi_gpu(slots: Dict[str, Any], estimate: Optional[Dict[str, Any]]) -> bool:
@@ -44,7 +55,7 @@ def prioritize(category: str, slots: Dict[str, Any], estimate: Optional[Dict[str
     reasons: List[str] = []
     levels: List[int] = []
     method = (slots.get("method") or "").lower()
-    budget = _num(slots.get("budget_usd"))
+    budget = _accepted_budget(slots.get("budget_usd"))
     size = _num(slots.get("model_size_b"))
     multi = is_multi_gpu(slots, estimate)
 

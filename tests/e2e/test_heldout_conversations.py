@@ -61,7 +61,11 @@ def heldout_servers(rasa_model, tmp_path_factory):
     env = {"TICKETS_DB_URL": f"sqlite:///{workdir / 'tickets.db'}", "TICKETS_SPOOL_DIR": str(workdir / "spool"),
            "ADVISOR_CHART_DIR": str(workdir / "charts")}
     actions = start_action_server(env=env)
-    rasa = start_rasa_server(actions.port, env=env)
+    try:
+        rasa = start_rasa_server(actions.port, env=env)
+    except BaseException:  # a Rasa that does not come up must not leave the action server running
+        actions.stop()
+        raise
     try:
         yield rasa
     finally:

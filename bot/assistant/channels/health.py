@@ -62,7 +62,7 @@ def _check_redis(agent: Any) -> Dict[str, str]:
 
     settings = RedisSettings.from_env()
     try:
-        redis.Redis(host=settings.host, port=settings.port, socket_connect_timeout=1, socket_timeout=1).ping()
+        redis.Redis(**settings.client_options(), socket_connect_timeout=1, socket_timeout=1).ping()
     except (redis.exceptions.RedisError, OSError):
         return {"redis": "down", "locks": type(lock_store).__name__}
     return {"redis": "ok", "locks": type(lock_store).__name__}

@@ -10,7 +10,9 @@ every reply and could speak for the customer. Here the server issues the session
   it, masked, so the widget needs no copy of the chat in the host page's localStorage (finding 16).
 - `user_uttered {message, session_id, session_token, metadata?}`: refused unless this connection holds that session
   and the token verifies; `metadata` keeps only language hints (bot/assistant/channels/limits.py); a message over
-  4,000 characters gets the "too long" answer in the user's language and is not passed on (finding 6).
+  4,000 characters gets the "too long" answer in the user's language and is not passed on (finding 6); more
+  messages than knowledge/rate_limits.yml allows per session or per client address get the "too fast" answer in the
+  conversation's language (issue 20, finding 6), and an error inside the assistant gets an answer too.
 - The allowed browser origins come from ADVISOR_ALLOWED_ORIGINS (bot/origins.py; default: the website's own), also
   for the WebSocket upgrade (finding 8).
 
@@ -34,7 +36,9 @@ from rasa.core.channels.channel import UserMessage
 from rasa.core.channels.socketio import SocketBlueprint, SocketIOOutput
 from sanic import Blueprint, response
 
-from bot.assistant.channels.limits import client_metadata, too_long, too_long_answer
+from bot.assistant.channels.limits import (channel_answer, client_address, client_metadata, conversation_language,
+                                           too_long, too_long_answer)
+from bot.assistant.rate_limits import CLIENT_KEY, client_key, limiter
 from bot.origins import allowed_origins
 from bot.secret_files import read_secret
 
@@ -135,6 +139,7 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
     """The socket.io blueprint of `channel` (Rasa's SocketIOInput settings) on the server `sio`."""
     webhook = SocketBlueprint(sio, channel.socketio_path, "socketio_webhook", __name__)
     bound: Dict[str, str] = {}  # connection sid -> the session it proved it holds
+    addresses: Dict[str, Optional[str]] = {}  # connection sid -> the client's address (rate limits)
     channel.sio = sio
 
     @webhook.route("/", methods=["GET"])
@@ -146,6 +151,9 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
         # Browsers always send Origin; a page on another site is refused here, for polling and WebSocket alike
         # (engine.io's own check stays off: it would add a second Access-Control-Allow-Origin next to Rasa's).
         origin = environ.get("HTTP_ORIGIN")
+        request = environ.get("sanic.request")  # engine.io's Sanic driver fixes REMOTE_ADDR to 127.0.0.1
+        addresses[sid] = client_address(getattr(request, "ip", None) or environ.get("REMOTE_ADDR"),
+                                        environ.get("HTTP_X_FORWARDED_FOR"))
         if origin and origin not in allowed_origins():
             logger.info("socket.io: connection from a foreign origin refused")
             return False
@@ -159,6 +167,7 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
     @sio.on("disconnect", namespace=channel.namespace)
     async def disconnect(sid: str) -> None:
         bound.pop(sid, None)
+        addresses.pop(sid, None)
 
     @sio.on("session_request", namespace=channel.namespace)
     async def session_request(sid: str, data: Any = None) -> None:
@@ -199,9 +208,30 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
                 raw_metadata = {}
         metadata = client_metadata(raw_metadata)
         output = SocketIOOutput(sio, channel.bot_message_evt)
-        if too_long(text):
-            await output.send_text_message(session_id, too_long_answer(text, metadata))
-            return
-        await on_new_message(UserMessage(text, output, session_id, input_channel=channel.name(), metadata=metadata))
+        await _deliver(UserMessage(text, output, session_id, input_channel=channel.name(), metadata=metadata),
+                       addresses.get(sid), on_new_message)
 
     return webhook
+
+
+async def _deliver(message: UserMessage, address: Optional[str],
+                   on_new_message: Callable[[UserMessage], Awaitable[Any]]) -> None:
+    """Pass a checked message on, unless its session or address is over its rate or the text over its length;
+    those, and an error inside the assistant, are answered in the conversation's language."""
+    session_id, text, metadata, output = message.sender_id, message.text, message.metadata, message.output_channel
+    if not limiter().message_allowed(session_id, address):
+        language = await conversation_language(session_id, text, metadata)
+        await output.send_text_message(session_id, channel_answer(
+            "rate_limited", language, seconds=limiter().retry_after_s(session_id, address)))
+        return
+    if too_long(text):
+        language = await conversation_language(session_id, text, metadata)
+        await output.send_text_message(session_id, too_long_answer(text, metadata, language))
+        return
+    metadata[CLIENT_KEY] = client_key(address, session_secret())
+    try:
+        await on_new_message(message)
+    except Exception as error:  # noqa: BLE001 - the customer gets an answer, the widget does not hang
+        logger.error("socket.io: message handling failed (%s)", type(error).__name__, exc_info=True)
+        language = await conversation_language(session_id, text, metadata)
+        await output.send_text_message(session_id, channel_answer("server_error", language))

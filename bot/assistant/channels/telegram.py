@@ -33,7 +33,8 @@ from sanic import Blueprint, response
 from sanic.request import Request
 from sanic.response import HTTPResponse
 
-from bot.assistant.channels.limits import too_long, too_long_answer
+from bot.assistant.channels.limits import channel_answer, conversation_language, too_long, too_long_answer
+from bot.assistant.rate_limits import limiter
 from bot.assistant.redis_settings import CONNECT_TIMEOUT_S, SOCKET_TIMEOUT_S, RedisSettings
 
 from bot.telegram_api import (
@@ -177,7 +178,7 @@ class SharedRecentIds:
         if settings is not None:
             import redis.asyncio
 
-            self.redis = redis.asyncio.Redis(host=settings.host, port=settings.port, db=settings.db,
+            self.redis = redis.asyncio.Redis(**settings.client_options(),
                                              socket_connect_timeout=CONNECT_TIMEOUT_S,
                                              socket_timeout=SOCKET_TIMEOUT_S)
 
@@ -320,8 +321,21 @@ class TelegramInput(InputChannel):
         if text == "/start" and base_language in ASSISTANT_LANGUAGES:
             metadata[LANGUAGE_HINT_KEY] = base_language
             text = "/start" + json.dumps({"language": base_language})
-        if too_long(text):  # the same 4,000-character limit as the other channels (limits.py); not stored
-            await out.send_text_message(str(chat["id"]), too_long_answer(text, {"locale": language_code}))
+        conversation = str(chat["id"])
+        # Per chat only: every update comes from Telegram's own addresses (issue 20, finding 6).
+        if not limiter().message_allowed(conversation):
+            language = await conversation_language(conversation, text, {"locale": language_code})
+            await out.send_text_message(conversation, channel_answer(
+                "rate_limited", language, seconds=limiter().retry_after_s(conversation)))
             return
-        await on_new_message(UserMessage(text, out, str(chat["id"]), input_channel=self.name(),
-                                         metadata=metadata))
+        if too_long(text):  # the same 4,000-character limit as the other channels (limits.py); not stored
+            language = await conversation_language(conversation, text, {"locale": language_code})
+            await out.send_text_message(conversation, too_long_answer(text, {"locale": language_code}, language))
+            return
+        try:
+            await on_new_message(UserMessage(text, out, conversation, input_channel=self.name(), metadata=metadata))
+        except Exception:
+            # The customer is told in the conversation's language; the update is not retried (answered 200).
+            language = await conversation_language(conversation, text, {"locale": language_code})
+            await out.send_text_message(conversation, channel_answer("server_error", language))
+            raise

@@ -127,6 +127,12 @@ def is_keyboard_mash(text: str) -> bool:
     return bool(words) and all(_mashed_word(w) for w in words)
 
 
+def looks_like_data(text: str) -> bool:
+    """The message is a JSON object or array (or looks like one): data pasted or sent by a script, not words."""
+    stripped = text.strip()
+    return len(stripped) >= 2 and stripped[0] + stripped[-1] in ("{}", "[]")
+
+
 def _source_fingerprint(*modules: Any) -> str:
     # Rasa fingerprints only the component class source (notes §0.12); the tables live in bot/ and knowledge/,
     # so hash those too, or an edited table would silently reuse the cached, differently normalised features.
@@ -295,6 +301,11 @@ class IntentGuard(GraphComponent):
             elif self.is_pasted_config(text):
                 # A config.json pasted into the chat (issue 9 #8) reads as English or anything: it gives the model
                 self._override(message, JOB_VALUES_INTENT)
+            elif looks_like_data(text):
+                # JSON or a list that is no config.json: its keys read as English, but it is not the customer
+                # writing English, so the answer is the "please say it in words" of the conversation's language,
+                # not the bilingual "I speak only Persian and Turkish" (issue 20, finding 9).
+                self._override(message, NO_WORDS_INTENT)
             elif message.get(DETECTED_LANGUAGE) == "en" and not self.carries_values(text):
                 self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
             elif self._own_card_or_comparison(message):
