@@ -63,7 +63,7 @@ def test_full_fine_tuning_of_a_small_model_fits_one_card():
 def test_requested_gpus_shard_with_zero3_and_need_a_quote():
     advice = advise(req(model="llama-3.1-70b", method="lora", gpus=4))
     assert advice.plan.gpus == 4 and advice.plan.sharding == "zero3"
-    assert advice.needs_quote and "multi_gpu_zero3" in advice.assumptions
+    assert advice.needs_quote and "multi_gpu_sharded" in advice.assumptions
     single = advise(req(model="llama-3.1-70b", method="lora"))
     assert advice.estimate.per_gpu_gib < single.estimate.per_gpu_gib
 

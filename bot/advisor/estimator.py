@@ -679,7 +679,10 @@ def _estimate(plan: TrainingPlan) -> MemoryEstimate:
     # device_map over the GPUs - leaves each GPU its share of the dequantized weights plus the layer being
     # converted and partitioned (the largest block in bf16).
     load_peak = None
-    if m.moe is not None and m.moe.expert_dtype == "mxfp4" and (m.moe.dequantize_for_training or full):
+    # A stack that quantizes the experts for QLoRA loads a checkpoint already in 4 bit (Unsloth's bnb-4bit gpt-oss
+    # uploads, Axolotl's quantize_moe_experts at load time): nothing is held in bf16 first.
+    if (m.moe is not None and m.moe.expert_dtype == "mxfp4" and (m.moe.dequantize_for_training or full)
+            and not _experts_quantized(plan)):
         dequantized = (m.params + m.vision_params) * BF16_BYTES
         if shards_params:
             load_peak = dequantized / n + s.layer_params * BF16_BYTES + context
