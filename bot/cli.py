@@ -28,6 +28,9 @@ EXIT_FAILED = 1
 # Sub-commands written elsewhere in the project; each module exposes register(subparsers).
 PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.tickets.cli"}
 CORE_COMMANDS = ("estimate", "chart")
+# bot.advisor.schema.STACK_IDS, written out: the parser is built before the advisor is imported (start-up time);
+# tests/test_cli.py checks the two agree.
+STACK_CHOICES = ("hf", "unsloth", "axolotl", "torchtune", "nemo_automodel")
 
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbg]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
@@ -85,6 +88,8 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--gpus", metavar="N", help="GPUs in one server (ZeRO-3 sharding above 1)")
     job.add_argument("--lora-rank", metavar="R", help="LoRA rank (default 16, all linear layers)")
     job.add_argument("--micro-batch", metavar="N", help="sequences per GPU per step (default 1)")
+    job.add_argument("--stack", choices=STACK_CHOICES, help="training stack (knowledge/stacks.yml; default: the one "
+                     "that makes the job cheapest and safe): hf = Transformers + PEFT + TRL")
     volume = parser.add_argument_group("volume and budget")
     volume.add_argument("--tokens", metavar="COUNT", help="dataset tokens per epoch: 20000, 500k, 20M, 1.5B")
     volume.add_argument("--examples", metavar="COUNT", help="number of training examples")
@@ -176,6 +181,7 @@ def _request_values(args: argparse.Namespace) -> Dict[str, Any]:
         "epochs": parse_number("epochs", args.epochs),
         "budget_usd": parse_number("budget_usd", args.budget),
         "budget_unlimited": bool(args.budget_unlimited),
+        "stack": getattr(args, "stack", None),
     }
 
 
@@ -227,11 +233,17 @@ def build_advice(args: argparse.Namespace):
         data = _load_mapping(args.plan)
         if isinstance(data, dict) and isinstance(data.get("plan"), dict):
             data = data["plan"]  # a single calibration case
+        if isinstance(data, dict) and args.stack and "stack" not in data:
+            data = {**data, "stack": args.stack}
         try:
             plan = plan_from_mapping(data, _preset_resolver(kb))
         except ValueError as exc:
             field, _, message = str(exc).partition(": ")
             raise BadValue(field if message else "plan", message or str(exc)) from None
+        if isinstance(data, dict) and data.get("sharding") is None:
+            from bot.advisor.stack_choice import choose_layout
+
+            plan = choose_layout(plan, kb.gpus)  # several GPUs and no layout given: DDP when it fits each card
         values.update(method=plan.method, seq_len=plan.seq_len)
         request = AdviceRequest.from_values(**values)
         return advise_plan(plan, request, kb), kb
