@@ -217,6 +217,14 @@ def read_config_file(path: str):
     return read_hf_config(data)
 
 
+def _hub_model(name: str):
+    """The architecture of a Hub model id or URL given as --model (None: not an id, or not fetched)."""
+    from bot.advisor.hf_hub import arch_from_hub, model_id_in
+
+    repo_id = model_id_in(name)
+    return arch_from_hub(repo_id) if repo_id is not None else None
+
+
 def build_advice(args: argparse.Namespace):
     """Advice for the command line's job description or plan file."""
     from bot.advisor.advice import AdviceRequest, advise, advise_plan
@@ -229,6 +237,10 @@ def build_advice(args: argparse.Namespace):
         if args.model:
             raise BadValue("config", "give either --model or --config, not both")
         values["custom_arch"] = read_config_file(args.config).dict()
+    elif args.model:
+        hub_arch = _hub_model(args.model)
+        if hub_arch is not None:  # a Hugging Face id or page URL: its config.json from the Hub (or its cache)
+            values.update(custom_arch=hub_arch.dict(), model=None)
     if args.plan:
         data = _load_mapping(args.plan)
         if isinstance(data, dict) and isinstance(data.get("plan"), dict):

@@ -1273,6 +1273,10 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
         if text.strip() else ParsedValues()
     if config is not None:
         parsed = parsed.copy(update=read_pasted_config(config))
+    else:
+        from bot.text.model_ids import read_hub_model
+
+        parsed = parsed.copy(update=read_hub_model(text))
     from bot.text.stack_names import read_stack
 
     return parsed.copy(update={"stack": read_stack(text)}) if read_stack(text) else parsed
