@@ -93,6 +93,40 @@ def _field_error(exc: ValidationError, prefix: str = "") -> ValueError:
     return ValueError("; ".join(parts))
 
 
+def _model_field(model: Any, resolve_preset: Callable[[str], ModelArch]) -> ModelArch:
+    """A plan's ``model``: a preset name, a ModelArch or its dict (errors name the field)."""
+    if isinstance(model, str):
+        try:
+            arch = resolve_preset(model)
+        except Exception as exc:  # the resolver's own error type; the field name is what matters
+            raise ValueError(f"model: unknown model preset {model!r} ({exc})") from exc
+        if not isinstance(arch, ModelArch):
+            raise ValueError(f"model: preset {model!r} did not resolve to a model architecture")
+        return arch
+    if isinstance(model, ModelArch):
+        return model
+    if isinstance(model, Mapping):
+        try:
+            return ModelArch(**model)
+        except ValidationError as exc:
+            raise _field_error(exc, "model.") from exc
+        except TypeError as exc:
+            raise ValueError(f"model: {exc}") from exc
+    raise ValueError(f"model: expected a preset name or a mapping, got {type(model).__name__}")
+
+
+def _fill_from_stack(fields: Dict[str, Any]) -> None:
+    """A named stack fills in what the plan does not say (its expert quantization, loss, checkpointing mode)."""
+    from bot.advisor.stacks import STACK_PLAN_FIELDS, load_stacks
+
+    stacks = load_stacks()
+    if fields["stack"] not in stacks.stacks:
+        raise ValueError(f"stack: expected one of {', '.join(stacks.stacks)}, got {fields['stack']!r}")
+    settings = stacks.get(fields["stack"]).plan.dict()
+    for name in STACK_PLAN_FIELDS:
+        fields.setdefault(name, settings[name])
+
+
 def plan_from_mapping(data: Mapping[str, Any], resolve_preset: Callable[[str], ModelArch]) -> TrainingPlan:
     """Build a plan from a calibration-style dict.
 
@@ -112,25 +146,7 @@ def plan_from_mapping(data: Mapping[str, Any], resolve_preset: Callable[[str], M
         if fields.get(required) is None:
             raise ValueError(f"{required}: missing required field")
 
-    model = fields["model"]
-    if isinstance(model, str):
-        try:
-            arch = resolve_preset(model)
-        except Exception as exc:  # the resolver's own error type; the field name is what matters
-            raise ValueError(f"model: unknown model preset {model!r} ({exc})") from exc
-        if not isinstance(arch, ModelArch):
-            raise ValueError(f"model: preset {model!r} did not resolve to a model architecture")
-    elif isinstance(model, ModelArch):
-        arch = model
-    elif isinstance(model, Mapping):
-        try:
-            arch = ModelArch(**model)
-        except ValidationError as exc:
-            raise _field_error(exc, "model.") from exc
-        except TypeError as exc:
-            raise ValueError(f"model: {exc}") from exc
-    else:
-        raise ValueError(f"model: expected a preset name or a mapping, got {type(model).__name__}")
+    arch = _model_field(fields["model"], resolve_preset)
 
     method = fields["method"]
     if method not in ("full", "lora", "qlora"):
@@ -140,15 +156,7 @@ def plan_from_mapping(data: Mapping[str, Any], resolve_preset: Callable[[str], M
     if method != "full" and fields.get("lora") is None:
         fields["lora"] = _default_lora(arch)
     if fields.get("stack") is not None:
-        # a named stack fills in what the plan does not say (its expert quantization, loss, checkpointing mode)
-        from bot.advisor.stacks import STACK_PLAN_FIELDS, load_stacks
-
-        stacks = load_stacks()
-        if fields["stack"] not in stacks.stacks:
-            raise ValueError(f"stack: expected one of {', '.join(stacks.stacks)}, got {fields['stack']!r}")
-        settings = stacks.get(fields["stack"]).plan.dict()
-        for name in STACK_PLAN_FIELDS:
-            fields.setdefault(name, settings[name])
+        _fill_from_stack(fields)
     if fields.get("sharding") is None:
         gpus = fields.get("gpus", 1)
         fields["sharding"] = DEFAULT_MULTI_GPU_SHARDING if isinstance(gpus, int) and gpus > 1 else "none"
