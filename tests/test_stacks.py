@@ -179,3 +179,18 @@ def test_cli_takes_a_stack_and_a_plan_file_takes_one(tmp_path):
     assert data["plan"]["cross_entropy"] == "fused"
     bad = _cli("estimate", "--model", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--stack", "colab")
     assert bad.returncode != 0 and "stack" in bad.stderr
+
+
+def test_every_card_names_its_interconnect_with_a_source(tmp_path):
+    import shutil
+
+    from bot.advisor.knowledge import KnowledgeError
+
+    for card in KB.gpus:
+        assert card.interconnect == ("nvlink" if card.nvlink else "pcie") and "NVIDIA" in card.interconnect_source
+    root = tmp_path / "knowledge"
+    shutil.copytree(REPO / "knowledge", root)
+    text = (root / "gpus.yml").read_text(encoding="utf-8")
+    (root / "gpus.yml").write_text(text.replace("interconnect: nvlink", "interconnect: pcie", 1), encoding="utf-8")
+    with pytest.raises(KnowledgeError, match="interconnect"):
+        load_knowledge(root)

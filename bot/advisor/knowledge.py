@@ -111,6 +111,8 @@ class GpuCard(_Strict):
     bf16_tflops: float = Field(..., gt=0, le=100000)
     bandwidth_gbs: float = Field(..., gt=0)
     nvlink: bool
+    interconnect: Literal["nvlink", "pcie"]
+    interconnect_source: str = Field(..., min_length=10)
     perf_class: str
     typical_use: Localized
 
@@ -124,6 +126,12 @@ class GpuCard(_Strict):
     @validator("usable_gib")
     def _usable_not_above_marketed(cls, v, values):
         return usable_within_marketed(v, values)
+
+    @validator("interconnect")
+    def _interconnect_matches_nvlink(cls, v, values):
+        if "nvlink" in values and (v == "nvlink") != values["nvlink"]:
+            raise ValueError(f"interconnect {v!r} disagrees with nvlink: {values['nvlink']}")
+        return v
 
 
 class ShapeExtras(_Strict):
