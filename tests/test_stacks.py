@@ -194,3 +194,14 @@ def test_every_card_names_its_interconnect_with_a_source(tmp_path):
     (root / "gpus.yml").write_text(text.replace("interconnect: nvlink", "interconnect: pcie", 1), encoding="utf-8")
     with pytest.raises(KnowledgeError, match="interconnect"):
         load_knowledge(root)
+
+
+@pytest.mark.parametrize("preset_id,query", [("gemma-3-270m", "gemma 3 270m"), ("gemma-3-270m", "Gemma-3-270M")])
+def test_new_small_and_open_presets_resolve_and_match_their_published_size(preset_id, query):
+    from bot.advisor.knowledge import resolve_model
+
+    preset = resolve_model(query, KB).preset
+    assert preset.id == preset_id and preset.source and preset.published_source
+    # published as a rounded size ("270 million")
+    assert abs(preset.arch.params - preset.published_params) <= 0.03 * preset.published_params
+    assert parse_values(f"{query} ile LoRA 2048 token").model_id == preset_id
