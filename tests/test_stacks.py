@@ -205,3 +205,13 @@ def test_new_small_and_open_presets_resolve_and_match_their_published_size(prese
     # published as a rounded size ("270 million")
     assert abs(preset.arch.params - preset.published_params) <= 0.03 * preset.published_params
     assert parse_values(f"{query} ile LoRA 2048 token").model_id == preset_id
+
+
+@pytest.mark.parametrize("lang", ["fa", "tr"])
+def test_a_card_without_published_speed_is_said_to_be_estimated(lang):
+    a40 = advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=2048))
+    assert a40.recommended_card.card_id == "a40"
+    assert STACKS.text("speed_estimated", lang, card="A40") in render_advice(a40, lang)
+    a100 = advise(AdviceRequest(model="qwen3-30b-a3b", method="qlora", seq_len=2048, stack="hf"))
+    assert a100.recommended_card.card_id == "a100"   # A100 speed rests on published runs
+    assert STACKS.text("speed_estimated", lang, card="A100") not in render_advice(a100, lang)

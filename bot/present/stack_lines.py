@@ -66,7 +66,23 @@ def detail_lines(advice, lang: str) -> List[str]:
     elif advice.plan.stack != stacks.default and not _is_moe_qlora(advice):
         lines.append(stacks.text("stack_assumed", lang, stack=name))
     lines.extend(_layout_lines(advice, lang))
+    lines.extend(_estimated_speed_lines(advice, lang))
     return lines
+
+
+def _estimated_speed_lines(advice, lang: str) -> List[str]:
+    """The recommended card's speed rests on no published measurement (knowledge/calibration/throughput_model.yml
+    measured: false): the answer says the time and cost are estimated."""
+    from bot.advisor.knowledge import load_knowledge
+    from bot.advisor.throughput import is_estimated
+
+    card = advice.recommended_card
+    if card is None or card.tokens_per_second is None:
+        return []
+    catalogue = {c.id: c for c in load_knowledge().gpus}
+    if not is_estimated(advice.plan, catalogue[card.card_id]):
+        return []
+    return [load_stacks().text("speed_estimated", lang, card=card.name)]
 
 
 def _layout_lines(advice, lang: str) -> List[str]:
