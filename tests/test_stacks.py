@@ -215,3 +215,19 @@ def test_a_card_without_published_speed_is_said_to_be_estimated(lang):
     a100 = advise(AdviceRequest(model="qwen3-30b-a3b", method="qlora", seq_len=2048, stack="hf"))
     assert a100.recommended_card.card_id == "a100"   # A100 speed rests on published runs
     assert STACKS.text("speed_estimated", lang, card="A100") not in render_advice(a100, lang)
+
+
+def test_with_a_known_volume_the_stack_is_chosen_by_total_cost_and_the_other_route_is_given():
+    """4-bit experts save memory but cost speed (the published Axolotl Scout QLoRA run): with a volume the total cost
+    decides, and the answer still gives the other stack's figure."""
+    advice = advise(AdviceRequest(model="qwen3-30b-a3b", method="qlora", seq_len=2048, total_tokens=10_000_000))
+    others = {}
+    for stack in ("hf", "unsloth", "axolotl"):
+        named = advise(AdviceRequest(model="qwen3-30b-a3b", method="qlora", seq_len=2048, total_tokens=10_000_000,
+                                     stack=stack))
+        others[stack] = named.recommended_card.cost_usd_with_vat
+    assert advice.recommended_card.cost_usd_with_vat == pytest.approx(min(others.values()))
+    if advice.plan.qlora_moe_experts == "bf16":
+        assert advice.stack_choice.four_bit is not None
+    else:
+        assert advice.stack_choice.plain is not None

@@ -243,7 +243,9 @@ def _with_rank(req: AdviceRequest, preset: ModelPreset, plan: TrainingPlan) -> T
 
 def _planned(req: AdviceRequest, preset: ModelPreset, kb: Knowledge):
     """(plan, stack choice): the stack the customer named, or the one that makes the job cheapest and safe."""
-    choice = choose_stack(lambda sid: _build_plan(req, preset, sid, kb), kb.gpus, req.stack, int(req.gpus or 1))
+    volume = compute_volume(req.total_tokens, req.examples, req.avg_tokens, req.epochs)
+    choice = choose_stack(lambda sid: _build_plan(req, preset, sid, kb), kb.gpus, req.stack, int(req.gpus or 1),
+                          volume)
     return _build_plan(req, preset, choice.stack, kb), choice
 
 

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, List, Optional, Tuple
 
 from pydantic import BaseModel
 
-from bot.advisor import recommend
+from bot.advisor import recommend, throughput
 from bot.advisor.estimator import estimate_memory
 from bot.advisor.plans import sharded_plan
 from bot.advisor.schema import MemoryEstimate, TrainingPlan
@@ -48,16 +48,25 @@ def _safe_card(cards: Iterable, estimate: MemoryEstimate):
             or recommend.cheapest_fitting(cards, estimate.per_gpu_gib, estimate.high_gib))
 
 
-def _score(cards, estimate: MemoryEstimate) -> Tuple[int, float, float]:
+def _score(cards, estimate: MemoryEstimate, plan: Optional[TrainingPlan] = None,
+           volume: Optional[float] = None) -> Tuple[int, float, float]:
+    """(fit status, price, memory): the hourly price of the cheapest card that holds the job, or with a known
+    volume the lowest total cost among the cards that hold it as safely (what the recommendation then picks)."""
     card = _safe_card(cards, estimate)
     if card is None:
         return (2, float("inf"), estimate.per_gpu_gib)
     status = recommend.classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib)
-    return (recommend.STATUS_RANK[status], card.price_usd_hour, estimate.per_gpu_gib)
+    if volume is None or plan is None:
+        return (recommend.STATUS_RANK[status], card.price_usd_hour, estimate.per_gpu_gib)
+    same = [c for c in cards if recommend.classify(estimate.per_gpu_gib, c.usable_gib, estimate.high_gib) == status]
+    cost = min(throughput.training_cost(plan, c, volume, 0.0).cost_usd for c in same)
+    return (recommend.STATUS_RANK[status], cost, estimate.per_gpu_gib)
 
 
-def choose_stack(build: Callable[[str], TrainingPlan], cards, named: Optional[str], gpus: int = 1) -> StackChoice:
-    """``build(stack_id)`` makes the job's plan under a stack; ``cards`` is the catalogue."""
+def choose_stack(build: Callable[[str], TrainingPlan], cards, named: Optional[str], gpus: int = 1,
+                 volume: Optional[float] = None) -> StackChoice:
+    """``build(stack_id)`` makes the job's plan under a stack; ``cards`` is the catalogue; ``volume`` the training
+    tokens when known (the total cost decides, as in the recommendation)."""
     stacks = load_stacks()
     cards = list(cards)
     if named:
@@ -69,7 +78,7 @@ def choose_stack(build: Callable[[str], TrainingPlan], cards, named: Optional[st
             continue
         plan = build(sid)
         estimate = estimate_memory(plan)
-        rank = _score(cards, estimate)
+        rank = _score(cards, estimate, plan, volume)
         # same card: a layout without sharded weights is faster, then the default stack (nothing to install)
         scored.append((rank[:2], plan.sharding in ("zero3", "fsdp"), sid != stacks.default, order, sid))
     scored.sort(key=lambda row: row[:4])
@@ -77,7 +86,8 @@ def choose_stack(build: Callable[[str], TrainingPlan], cards, named: Optional[st
     chosen = best[4]
     same = [stacks.get(row[4]).name for row in scored[1:] if row[:2] == best[:2] and row[4] != stacks.default]
     plain = _plain_figure(build, cards, chosen) if chosen != stacks.default else None
-    return StackChoice(stack=chosen, named=False, plain=plain, same_card=same)
+    return StackChoice(stack=chosen, named=False, plain=plain, same_card=same,
+                       four_bit=_four_bit_figure(build, cards, chosen, gpus))
 
 
 def _plain_figure(build, cards, chosen: str) -> Optional[StackFigure]:
