@@ -2,7 +2,7 @@
 
 A stack changes what it really changes, and nothing else: whether a QLoRA run quantizes a Mixture-of-Experts model's
 fused experts, how the loss holds the logits, whether checkpointed activations are offloaded, which multi-GPU layouts
-it runs, and how fast it trains (multipliers of the card class's utilisation, fitted to published runs). Each effect
+it runs; its speed factors are in knowledge/calibration/throughput_model.yml (fitted to published runs). Each effect
 carries its source in the data file. :func:`apply_stack` writes a stack's settings into a plan; the estimator and the
 throughput model read the plan as before.
 """
@@ -41,18 +41,12 @@ class StackPlan(_Strict):
     activation_offload: bool
 
 
-class Speed(_Strict):
-    dense: float = Field(..., gt=0.2, lt=5)   # x the card class's dense utilisation
-    moe: float = Field(..., gt=0.01, lt=2)    # x the dense utilisation, for Mixture-of-Experts models
-
-
 class Stack(_Strict):
     id: str
     name: str
     words: List[str] = Field(..., min_items=1)
     plan: StackPlan
     layouts: List[str] = []
-    speed: Speed
     effects: List[Effect] = Field(..., min_items=1)
 
     @validator("layouts", each_item=True)
@@ -153,7 +147,3 @@ def apply_stack(plan: TrainingPlan, stack_id: str, *, keep: Tuple[str, ...] = ()
 def runs_on(stack_id: str, gpus: int) -> bool:
     """Whether the stack runs a job on this many GPUs."""
     return gpus <= 1 or bool(stack(stack_id).layouts)
-
-
-def speed(stack_id: str) -> Speed:
-    return stack(stack_id).speed

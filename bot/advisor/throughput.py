@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Optional
 
-from pydantic import BaseModel
+from pydantic import BaseModel, validator
 
 from bot.advisor.architecture import active_params, head_dim, kind_counts
 from bot.advisor.schema import TrainingPlan
@@ -62,6 +62,15 @@ class SpeedModel(BaseModel):
     qlora_time_factor: float
     scaling: Dict[str, float]          # ddp_nvlink, ddp_pcie, sharded_nvlink, sharded_pcie
     sources: Dict[str, str] = {}
+
+    @validator("stack_dense", "stack_moe")
+    def _every_stack(cls, v):
+        from bot.advisor.schema import STACK_IDS
+
+        missing = sorted(set(STACK_IDS) - set(v))
+        if missing:
+            raise ValueError(f"no speed factor for the stacks {missing}")
+        return v
 
     def utilisation(self, perf_class: str, stack: str, moe: bool) -> float:
         factor = (self.stack_moe if moe else self.stack_dense)[stack]
