@@ -262,7 +262,14 @@ def build_advice(args: argparse.Namespace):
     missing = [name for name in ("method", "seq_len") if values.get(name) is None]
     if missing:
         raise BadValue(missing[0], f"--{missing[0].replace('_', '-')} is required (or give --plan FILE)")
-    return advise(AdviceRequest.from_values(**values), kb), kb
+    try:
+        return advise(AdviceRequest.from_values(**values), kb), kb
+    except ValueError as exc:
+        from bot.advisor.hf_hub import model_id_in
+
+        if getattr(exc, "field", None) == "model" and values.get("model") and model_id_in(values["model"]):
+            exc.hub_id = model_id_in(values["model"])  # a Hub id we could not fetch: say so, offer --config
+        raise
 
 
 def _table(headers: List[str], rows: List[List[str]]) -> str:
@@ -368,6 +375,10 @@ def _error_line(exc: Exception, lang: str) -> str:
                 kb.text(f"model_difference_{code}", lang) for code in exc.differences)
             line += " " + kb.text("unknown_model_stand_in", lang, model=kb.model(exc.substitute).display,
                                   differences=differences)
+        if exc.field == "model" and getattr(exc, "hub_id", None):
+            from bot.advisor.stacks import load_stacks
+
+            line += " " + load_stacks().text("hub_not_fetched", lang, model=exc.hub_id)
         return line
     if isinstance(exc, BadValue):
         return f"error: {exc.field}: {exc.message}"

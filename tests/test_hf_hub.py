@@ -43,6 +43,13 @@ def test_model_ids_in_messages(text, repo_id):
     assert hf_hub.model_id_in(text) == repo_id
 
 
+def test_a_non_preset_hub_model_is_read_from_its_config():
+    from bot.advisor.knowledge import UnknownModel, resolve_model
+
+    with pytest.raises(UnknownModel):
+        resolve_model("HuggingFaceTB/SmolLM3-3B")
+
+
 def test_a_hub_model_is_read_from_its_fetched_config_and_cached(hub):
     _, requests = hub
     arch = hf_hub.arch_from_hub("google/gemma-3-270m")
@@ -72,11 +79,12 @@ def _cli(env, *args):
 
 
 def test_the_cli_answers_a_hub_model_and_falls_back_offline(hub, tmp_path):
+    """SmolLM3 is not a preset: online its config.json answers, offline the preset list and the config option do."""
     url, _ = hub
-    online = _cli({"HF_ENDPOINT": url, "HF_HUB_CACHE": str(tmp_path / "c1")},
-                  "--model", "google/gemma-3-270m", "--method", "lora", "--seq-len", "1024", "--lang", "tr")
-    assert online.returncode == 0 and "google/gemma-3-270m" in online.stdout
+    online = _cli({"HF_ENDPOINT": url, "HF_HUB_CACHE": str(tmp_path / "c1")}, "--model",
+                  "https://huggingface.co/HuggingFaceTB/SmolLM3-3B", "--method", "lora", "--seq-len", "1024",
+                  "--lang", "tr")
+    assert online.returncode == 0 and "HuggingFaceTB/SmolLM3-3B" in online.stdout
     offline = _cli({"HF_ENDPOINT": url, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "empty")},
-                   "--model", "google/gemma-3-270m", "--method", "lora", "--seq-len", "1024", "--lang", "en")
+                   "--model", "HuggingFaceTB/SmolLM3-3B", "--method", "lora", "--seq-len", "1024", "--lang", "en")
     assert offline.returncode != 0 and "config.json" in offline.stderr + offline.stdout
-    assert "Gemma 3 1B" in offline.stderr + offline.stdout   # the preset list

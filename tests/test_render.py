@@ -120,7 +120,7 @@ def test_tiny_budget_is_told_in_minutes_with_a_cheaper_start(lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_over_budget_says_how_much_is_missing_and_what_fits(lang):
-    advice = advice_for(method="lora", total_tokens=500e6, budget_usd=60)
+    advice = advice_for(method="lora", total_tokens=500e6, budget_usd=60, stack="hf")
     assert advice.budget.missing_usd > 0
     text = render_advice(advice, lang)
     assert money(advice.budget.missing_usd, lang) in text

@@ -129,7 +129,7 @@ class Advice(BaseModel):
     cap: Optional[CapAdvice] = None
     budget: Optional[BudgetPlan] = None
     budget_alternative: Optional[Alternative] = None  # a variant whose cost fits the budget (over/tiny budgets)
-    stack_choice: Optional[StackChoice] = None  # the stack the figures assume, named or advised (bot/advisor/stack_choice)
+    stack_choice: Optional[StackChoice] = None  # the stack the figures assume, named or advised (stack_choice.py)
 
     @property
     def recommended_card(self) -> Optional[CardFit]:
@@ -380,10 +380,11 @@ def _variant_plans(plan: TrainingPlan, preset: ModelPreset, kb: Knowledge):
             variants.append(("bf16", TrainingPlan(**{**data, "precision": "bf16"}), {}))
         if plan.optimizer == "adamw":
             variants.append(("adamw_8bit", TrainingPlan(**{**data, "optimizer": "adamw_8bit"}), {}))
-        variants.append(("lora", default_plan(plan.model, "lora", plan.seq_len, micro_batch=plan.micro_batch, stack=plan.stack), {}))
+        variants.append(("lora", default_plan(plan.model, "lora", plan.seq_len, micro_batch=plan.micro_batch,
+                                               stack=plan.stack), {}))
     if plan.method in ("full", "lora"):
         variants.append(("qlora", default_plan(plan.model, "qlora", plan.seq_len, micro_batch=plan.micro_batch,
-                                                   stack=plan.stack), {}))
+                                                stack=plan.stack), {}))
     if plan.seq_len > 1024:
         shorter = max(MIN_SUGGESTED_SEQ_LEN, plan.seq_len // 2)
         variants.append(("shorter_seq", TrainingPlan(**{**data, "seq_len": shorter}), {"seq_len": shorter}))

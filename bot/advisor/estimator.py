@@ -24,7 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Tuple
 
-from bot.advisor import architecture as arch
 from bot.advisor.activations import (BF16_BYTES, FP32_BYTES, Shapes, activation_bytes_per_token_layer,
                                      adapter_params, backward_working_bytes_per_token, experts_quantized,
                                      module_shapes, shapes, stream_bytes)
