@@ -30,8 +30,28 @@ class _Handler(BaseHTTPRequestHandler):
                 return path.read_bytes()
         return None
 
+    def _canonical(self):
+        """The Hub resolves repo ids case-insensitively and redirects to the canonical name (a chat message arrives
+        lower-cased by the NLU normaliser): /{org}/{name}/... in any case -> the stored spelling."""
+        parts = self.path.split("?")[0].strip("/").split("/")
+        if len(parts) != 5 or parts[2] != "resolve":
+            return None
+        for org in ROOT.iterdir():
+            for name in (org.iterdir() if org.is_dir() else ()):
+                if (org.name.lower(), name.name.lower()) == (parts[0].lower(), parts[1].lower()) \
+                        and (org.name, name.name) != (parts[0], parts[1]):
+                    return "/" + "/".join([org.name, name.name, *parts[2:]])
+        return None
+
     def _answer(self, with_body: bool):
         type(self).requests.append((self.command, self.path))
+        canonical = self._canonical()
+        if canonical is not None:
+            self.send_response(307)
+            self.send_header("Location", canonical)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         body = self._file()
         if body is None:
             self.send_response(404)

@@ -88,3 +88,15 @@ def test_the_cli_answers_a_hub_model_and_falls_back_offline(hub, tmp_path):
     offline = _cli({"HF_ENDPOINT": url, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "empty")},
                    "--model", "HuggingFaceTB/SmolLM3-3B", "--method", "lora", "--seq-len", "1024", "--lang", "en")
     assert offline.returncode != 0 and "config.json" in offline.stderr + offline.stdout
+
+
+def test_a_lower_cased_id_reaches_the_canonical_repo_and_the_cache_answers_offline(hub, monkeypatch):
+    """Chat messages arrive lower-cased (the NLU normaliser); the Hub redirects to the canonical name. Once fetched,
+    the cached config answers with no network at all."""
+    _, requests = hub
+    arch = hf_hub.arch_from_hub("huggingfacetb/smollm3-3b")
+    assert arch is not None and arch.layers == 36 and arch.tied_embeddings
+    hf_hub.forget()
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")   # nothing listens there
+    count = len(requests)
+    assert hf_hub.arch_from_hub("huggingfacetb/smollm3-3b") is not None and len(requests) == count

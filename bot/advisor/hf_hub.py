@@ -59,18 +59,39 @@ def fetch_config(repo_id: str) -> Optional[dict]:
 
 
 def _download(repo_id: str, endpoint: str) -> Optional[dict]:
+    """The cached copy first (no network: configs do not change under a name), then one short reachability probe
+    (huggingface_hub retries connection errors with back-off for half a minute; a chat turn cannot wait that long),
+    then the download into the cache."""
     try:
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import hf_hub_download, hf_hub_url, try_to_load_from_cache
     except ImportError:  # the library is a dependency; without it the config-paste option remains
         return None
+    cache_dir = os.environ.get("HF_HUB_CACHE") or None
     try:
-        path = hf_hub_download(repo_id, "config.json", endpoint=endpoint or None,
-                               cache_dir=os.environ.get("HF_HUB_CACHE") or None, etag_timeout=HUB_TIMEOUT_S)
+        path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir)
+        if not isinstance(path, str):
+            if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+                return None
+            if not _reachable(hf_hub_url(repo_id, "config.json", endpoint=endpoint or None)):
+                return None
+            path = hf_hub_download(repo_id, "config.json", endpoint=endpoint or None, cache_dir=cache_dir,
+                                   etag_timeout=HUB_TIMEOUT_S)
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except Exception:  # not found, gated, offline without a cached copy, a timeout, a bad file: all mean "no config"
         return None
     return data if isinstance(data, dict) else None
+
+
+def _reachable(url: str) -> bool:
+    """One HEAD request with the short timeout and no retry: does the Hub answer for this file?"""
+    import requests
+
+    try:
+        response = requests.head(url, timeout=HUB_TIMEOUT_S, allow_redirects=True)
+    except requests.RequestException:
+        return False
+    return response.status_code < 400
 
 
 def arch_from_hub(repo_id: str) -> Optional[ModelArch]:
