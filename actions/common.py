@@ -14,7 +14,8 @@ FORM_SLOTS = ("model", "method", "seq_len", "budget")
 VOLUME_SLOTS = ("examples", "avg_tokens", "total_tokens", "epochs", "gpus")
 
 # Values of the contract added by issue 13 (domain/core.yml), read from any message and passed into AdviceRequest.
-CONTRACT_SLOTS = ("hourly_cap", "hourly_cap_vat", "budget_period", "own_gpu", "custom_arch", "custom_arch_label")
+CONTRACT_SLOTS = ("hourly_cap", "hourly_cap_vat", "budget_period", "own_gpu", "custom_arch", "custom_arch_label",
+                  "stack")
 # Slots whose new value is read back to the customer ("Noted: ...") before the form's next question.
 NOTED_SLOTS = FORM_SLOTS + ("model_id", "model_size_b", "budget_usd", "budget_unlimited", "hourly_cap")
 QUESTION_REPEAT = "question_repeat"

@@ -123,7 +123,7 @@ def advice_request_fields(tracker: Tracker) -> Dict[Text, Any]:
 
 # Slot -> AdviceRequest field of the values added by issue 13 (docs/architecture.md contract).
 CONTRACT_FIELDS = {"hourly_cap": "hourly_cap_usd", "hourly_cap_vat": "hourly_cap_includes_vat",
-                   "budget_period": "budget_period", "custom_arch": "custom_arch"}
+                   "budget_period": "budget_period", "custom_arch": "custom_arch", "stack": "stack"}
 
 
 def _contract_fields(tracker: Tracker) -> Dict[Text, Any]:

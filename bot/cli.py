@@ -28,6 +28,9 @@ EXIT_FAILED = 1
 # Sub-commands written elsewhere in the project; each module exposes register(subparsers).
 PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.tickets.cli"}
 CORE_COMMANDS = ("estimate", "chart")
+# bot.advisor.schema.STACK_IDS, written out: the parser is built before the advisor is imported (start-up time);
+# tests/test_cli.py checks the two agree.
+STACK_CHOICES = ("hf", "unsloth", "axolotl", "torchtune", "nemo_automodel")
 
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbg]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
@@ -85,6 +88,8 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
     job.add_argument("--gpus", metavar="N", help="GPUs in one server (ZeRO-3 sharding above 1)")
     job.add_argument("--lora-rank", metavar="R", help="LoRA rank (default 16, all linear layers)")
     job.add_argument("--micro-batch", metavar="N", help="sequences per GPU per step (default 1)")
+    job.add_argument("--stack", choices=STACK_CHOICES, help="training stack (knowledge/stacks.yml; default: the one "
+                     "that makes the job cheapest and safe): hf = Transformers + PEFT + TRL")
     volume = parser.add_argument_group("volume and budget")
     volume.add_argument("--tokens", metavar="COUNT", help="dataset tokens per epoch: 20000, 500k, 20M, 1.5B")
     volume.add_argument("--examples", metavar="COUNT", help="number of training examples")
@@ -176,6 +181,7 @@ def _request_values(args: argparse.Namespace) -> Dict[str, Any]:
         "epochs": parse_number("epochs", args.epochs),
         "budget_usd": parse_number("budget_usd", args.budget),
         "budget_unlimited": bool(args.budget_unlimited),
+        "stack": getattr(args, "stack", None),
     }
 
 
@@ -211,6 +217,14 @@ def read_config_file(path: str):
     return read_hf_config(data)
 
 
+def _hub_model(name: str):
+    """The architecture of a Hub model id or URL given as --model (None: not an id, or not fetched)."""
+    from bot.advisor.hf_hub import arch_from_hub, model_id_in
+
+    repo_id = model_id_in(name)
+    return arch_from_hub(repo_id) if repo_id is not None else None
+
+
 def build_advice(args: argparse.Namespace):
     """Advice for the command line's job description or plan file."""
     from bot.advisor.advice import AdviceRequest, advise, advise_plan
@@ -223,22 +237,39 @@ def build_advice(args: argparse.Namespace):
         if args.model:
             raise BadValue("config", "give either --model or --config, not both")
         values["custom_arch"] = read_config_file(args.config).dict()
+    elif args.model:
+        hub_arch = _hub_model(args.model)
+        if hub_arch is not None:  # a Hugging Face id or page URL: its config.json from the Hub (or its cache)
+            values.update(custom_arch=hub_arch.dict(), model=None)
     if args.plan:
         data = _load_mapping(args.plan)
         if isinstance(data, dict) and isinstance(data.get("plan"), dict):
             data = data["plan"]  # a single calibration case
+        if isinstance(data, dict) and args.stack and "stack" not in data:
+            data = {**data, "stack": args.stack}
         try:
             plan = plan_from_mapping(data, _preset_resolver(kb))
         except ValueError as exc:
             field, _, message = str(exc).partition(": ")
             raise BadValue(field if message else "plan", message or str(exc)) from None
+        if isinstance(data, dict) and data.get("sharding") is None:
+            from bot.advisor.stack_choice import choose_layout
+
+            plan = choose_layout(plan, kb.gpus)  # several GPUs and no layout given: DDP when it fits each card
         values.update(method=plan.method, seq_len=plan.seq_len)
         request = AdviceRequest.from_values(**values)
         return advise_plan(plan, request, kb), kb
     missing = [name for name in ("method", "seq_len") if values.get(name) is None]
     if missing:
         raise BadValue(missing[0], f"--{missing[0].replace('_', '-')} is required (or give --plan FILE)")
-    return advise(AdviceRequest.from_values(**values), kb), kb
+    try:
+        return advise(AdviceRequest.from_values(**values), kb), kb
+    except ValueError as exc:
+        from bot.advisor.hf_hub import model_id_in
+
+        if getattr(exc, "field", None) == "model" and values.get("model") and model_id_in(values["model"]):
+            exc.hub_id = model_id_in(values["model"])  # a Hub id we could not fetch: say so, offer --config
+        raise
 
 
 def _table(headers: List[str], rows: List[List[str]]) -> str:
@@ -344,6 +375,10 @@ def _error_line(exc: Exception, lang: str) -> str:
                 kb.text(f"model_difference_{code}", lang) for code in exc.differences)
             line += " " + kb.text("unknown_model_stand_in", lang, model=kb.model(exc.substitute).display,
                                   differences=differences)
+        if exc.field == "model" and getattr(exc, "hub_id", None):
+            from bot.advisor.stacks import load_stacks
+
+            line += " " + load_stacks().text("hub_not_fetched", lang, model=exc.hub_id)
         return line
     if isinstance(exc, BadValue):
         return f"error: {exc.field}: {exc.message}"

@@ -63,7 +63,7 @@ def test_full_fine_tuning_of_a_small_model_fits_one_card():
 def test_requested_gpus_shard_with_zero3_and_need_a_quote():
     advice = advise(req(model="llama-3.1-70b", method="lora", gpus=4))
     assert advice.plan.gpus == 4 and advice.plan.sharding == "zero3"
-    assert advice.needs_quote and "multi_gpu_zero3" in advice.assumptions
+    assert advice.needs_quote and "multi_gpu_sharded" in advice.assumptions
     single = advise(req(model="llama-3.1-70b", method="lora"))
     assert advice.estimate.per_gpu_gib < single.estimate.per_gpu_gib
 
@@ -180,7 +180,8 @@ def test_full_fine_tuning_beyond_small_models_needs_several_gpus(size):
 
 
 def test_alternatives_when_the_job_barely_fits():
-    advice = advise(AdviceRequest(model="llama-3.1-8b", method="full", seq_len=2048))
+    # plain Transformers (the stacks with a fused loss hold it safely on the H200)
+    advice = advise(AdviceRequest(model="llama-3.1-8b", method="full", seq_len=2048, stack="hf"))
     kinds = {alt.kind: alt for alt in advice.alternatives}
     assert {"bf16", "lora", "multi_gpu"} <= set(kinds)
     for alt in advice.alternatives:

@@ -17,7 +17,8 @@ from bot.advisor.estimator import estimate_memory
 from bot.advisor.knowledge import InputError, Knowledge, ModelPreset, load_knowledge, resolve_model
 from bot.advisor.plans import default_plan, sharded_plan
 from bot.advisor.recommend import BudgetPlan, BudgetVerdict, CardFit, MultiGpuPlan, Recommendation
-from bot.advisor.schema import MAX_SEQ_LEN, LoraSpec, MemoryEstimate, ModelArch, TrainingPlan
+from bot.advisor.schema import MAX_SEQ_LEN, STACK_IDS, LoraSpec, MemoryEstimate, ModelArch, TrainingPlan
+from bot.advisor.stack_choice import StackChoice, choose_layout, choose_stack
 from bot.advisor.throughput import volume_tokens as compute_volume
 
 METHODS = ("full", "lora", "qlora")
@@ -60,6 +61,7 @@ class AdviceRequest(BaseModel):
     hourly_cap_includes_vat: bool = False
     budget_period: Optional[str] = None    # "total" (default) | "month" | "run"
     custom_arch: Optional[Dict[str, Any]] = None  # a pasted config.json read by bot.advisor.hf_config (ModelArch dict)
+    stack: Optional[str] = None      # the training stack the customer named (knowledge/stacks.yml id); None: advised
 
     @classmethod
     def from_values(cls, **values: Any) -> "AdviceRequest":
@@ -127,6 +129,7 @@ class Advice(BaseModel):
     cap: Optional[CapAdvice] = None
     budget: Optional[BudgetPlan] = None
     budget_alternative: Optional[Alternative] = None  # a variant whose cost fits the budget (over/tiny budgets)
+    stack_choice: Optional[StackChoice] = None  # the stack the figures assume, named or advised (stack_choice.py)
 
     @property
     def recommended_card(self) -> Optional[CardFit]:
@@ -202,6 +205,8 @@ def validate(req: AdviceRequest) -> None:
     _number("gpus", req.gpus, 1, MAX_GPUS, "bad_gpus", integer=True)
     _number("micro_batch", req.micro_batch, 1, MAX_MICRO_BATCH, "bad_micro_batch", integer=True)
     _number("hourly_cap_usd", req.hourly_cap_usd, 0.01, MAX_HOURLY_CAP_USD, "bad_hourly_cap")
+    if req.stack is not None and req.stack not in STACK_IDS:
+        raise InputError("stack", "bad_value", f"expected one of {STACK_IDS}, got {req.stack!r}", name="stack")
     if req.budget_period is not None and req.budget_period not in BUDGET_PERIODS:
         raise InputError("budget_period", "bad_value", f"expected one of {BUDGET_PERIODS}, got {req.budget_period!r}",
                          name="budget_period")
@@ -214,9 +219,17 @@ def validate(req: AdviceRequest) -> None:
         raise InputError(missing, "volume_incomplete", "give both the number of examples and their average tokens")
 
 
-def _build_plan(req: AdviceRequest, preset: ModelPreset) -> TrainingPlan:
-    plan = default_plan(preset.arch, req.method, int(req.seq_len), gpus=int(req.gpus or 1),
-                        micro_batch=int(req.micro_batch or 1))
+def _build_plan(req: AdviceRequest, preset: ModelPreset, stack: Optional[str] = None, kb=None) -> TrainingPlan:
+    """The job's plan under ``stack``; on several GPUs laid out as people run it (stack_choice.choose_layout)."""
+    plan = default_plan(preset.arch, req.method, int(req.seq_len), micro_batch=int(req.micro_batch or 1),
+                        stack=stack)
+    plan = _with_rank(req, preset, plan)
+    if req.gpus and req.gpus > 1:
+        plan = choose_layout(sharded_plan(plan, int(req.gpus)), (kb or load_knowledge()).gpus)
+    return plan
+
+
+def _with_rank(req: AdviceRequest, preset: ModelPreset, plan: TrainingPlan) -> TrainingPlan:
     if req.lora_rank is not None:
         if req.lora_rank > preset.arch.hidden:
             raise InputError("lora_rank", "rank_above_hidden",
@@ -228,6 +241,14 @@ def _build_plan(req: AdviceRequest, preset: ModelPreset) -> TrainingPlan:
     return plan
 
 
+def _planned(req: AdviceRequest, preset: ModelPreset, kb: Knowledge):
+    """(plan, stack choice): the stack the customer named, or the one that makes the job cheapest and safe."""
+    volume = compute_volume(req.total_tokens, req.examples, req.avg_tokens, req.epochs)
+    choice = choose_stack(lambda sid: _build_plan(req, preset, sid, kb), kb.gpus, req.stack, int(req.gpus or 1),
+                          volume)
+    return _build_plan(req, preset, choice.stack, kb), choice
+
+
 def advise(req: AdviceRequest, kb: Optional[Knowledge] = None) -> Advice:
     """The complete advice for one request (see the module docstring)."""
     kb = kb or load_knowledge()
@@ -237,11 +258,13 @@ def advise(req: AdviceRequest, kb: Optional[Knowledge] = None) -> Advice:
             arch = ModelArch(**req.custom_arch)
         except (ValidationError, TypeError) as exc:
             raise InputError("custom_arch", "bad_value", str(exc), name="config.json") from None
-        return advise_plan(_build_plan(req, preset_for_arch(arch, kb)), req, kb)
+        preset = preset_for_arch(arch, kb)
+        plan, choice = _planned(req, preset, kb)
+        return advise_plan(plan, req, kb, stack_choice=choice)
     resolved = _resolve(req, kb)
-    plan = _build_plan(req, resolved.preset)
+    plan, choice = _planned(req, resolved.preset, kb)
     return advise_plan(plan, req, kb, preset=resolved.preset, by_size=resolved.by_size,
-                       requested_size_b=resolved.requested_size_b)
+                       requested_size_b=resolved.requested_size_b, stack_choice=choice)
 
 
 def preset_for_arch(arch, kb: Knowledge) -> ModelPreset:
@@ -259,7 +282,7 @@ def preset_for_arch(arch, kb: Knowledge) -> ModelPreset:
 
 def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] = None, *,
                 preset: Optional[ModelPreset] = None, by_size: bool = False,
-                requested_size_b: Optional[float] = None) -> Advice:
+                requested_size_b: Optional[float] = None, stack_choice: Optional[StackChoice] = None) -> Advice:
     """Advice for an explicit plan (a plan file, or the plan :func:`advise` built). ``req`` supplies the budget,
     the volume and the user's wording; its model/method/seq_len are informational here."""
     kb = kb or load_knowledge()
@@ -329,7 +352,8 @@ def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] 
                   volume_tokens=volume, budget_verdict=verdict, vat_rate=vat,
                   assumptions=assumptions + [c for c in estimate.assumptions if c not in assumptions],
                   recommendation=choice, shortlist=short, dominated=dominated, alternatives=shown, cap=cap,
-                  budget=budget_plan, budget_alternative=budget_alt)
+                  budget=budget_plan, budget_alternative=budget_alt,
+                  stack_choice=stack_choice or StackChoice(stack=plan.stack, named=True))
 
 
 # ---------------------------------------------------------------------------------------------- alternatives
@@ -356,9 +380,11 @@ def _variant_plans(plan: TrainingPlan, preset: ModelPreset, kb: Knowledge):
             variants.append(("bf16", TrainingPlan(**{**data, "precision": "bf16"}), {}))
         if plan.optimizer == "adamw":
             variants.append(("adamw_8bit", TrainingPlan(**{**data, "optimizer": "adamw_8bit"}), {}))
-        variants.append(("lora", default_plan(plan.model, "lora", plan.seq_len, micro_batch=plan.micro_batch), {}))
+        variants.append(("lora", default_plan(plan.model, "lora", plan.seq_len, micro_batch=plan.micro_batch,
+                                               stack=plan.stack), {}))
     if plan.method in ("full", "lora"):
-        variants.append(("qlora", default_plan(plan.model, "qlora", plan.seq_len, micro_batch=plan.micro_batch), {}))
+        variants.append(("qlora", default_plan(plan.model, "qlora", plan.seq_len, micro_batch=plan.micro_batch,
+                                                stack=plan.stack), {}))
     if plan.seq_len > 1024:
         shorter = max(MIN_SUGGESTED_SEQ_LEN, plan.seq_len // 2)
         variants.append(("shorter_seq", TrainingPlan(**{**data, "seq_len": shorter}), {"seq_len": shorter}))
@@ -479,8 +505,8 @@ def _assumptions(req: AdviceRequest, plan: TrainingPlan, by_size: bool, volume: 
         codes.append("checkpointing_on")
     if plan.method == "full" and plan.precision == "mixed":
         codes.append("full_mixed_precision")
-    if plan.gpus > 1 and plan.sharding == "zero3":
-        codes.append("multi_gpu_zero3")
+    if plan.gpus > 1 and plan.sharding in ("zero3", "fsdp"):
+        codes.append("multi_gpu_sharded")
     if volume is not None and req.epochs is None:
         codes.append("one_epoch")
     if req.budget_usd is not None and not req.budget_unlimited:

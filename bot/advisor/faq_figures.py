@@ -24,6 +24,7 @@ class Figure(BaseModel):
     method_a: Optional[str] = None
     method_b: Optional[str] = None
     seq_len: int = 2048
+    micro_batch: int = 1
     value: Literal["per_gpu", "high", "weights", "states"] = "per_gpu"
     card: Optional[str] = None
     card_a: Optional[str] = None
@@ -59,8 +60,8 @@ def load_figures(root: Path = DEFAULT_ROOT) -> Dict[str, Figure]:
         raise KnowledgeError("knowledge/faq_figures.yml", ".".join(map(str, first["loc"])), first["msg"]) from None
 
 
-def _plan(kb: Knowledge, model: str, method: str, seq_len: int):
-    return default_plan(kb.model(model).arch, method, seq_len)
+def _plan(kb: Knowledge, model: str, method: str, seq_len: int, micro_batch: int = 1):
+    return default_plan(kb.model(model).arch, method, seq_len, micro_batch=micro_batch)
 
 
 def compute(figure: Figure, kb: Optional[Knowledge] = None) -> float:
@@ -80,7 +81,7 @@ def compute(figure: Figure, kb: Optional[Knowledge] = None) -> float:
         return round(kb.gpu(figure.card).price_usd_hour * vat, 2)
     if figure.kind == "hours_cost":
         return round(figure.hours * kb.gpu(figure.card).price_usd_hour * vat, 2)  # VAT on the total, as invoiced
-    plan = _plan(kb, figure.model, figure.method, figure.seq_len)
+    plan = _plan(kb, figure.model, figure.method, figure.seq_len, figure.micro_batch)
     card_a, card_b = kb.gpu(figure.card_a), kb.gpu(figure.card_b)
     if figure.kind == "speedup":
         return throughput.tokens_per_second(plan, card_a) / throughput.tokens_per_second(plan, card_b)

@@ -4,7 +4,10 @@
   micro-batch 1, gradient checkpointing on, flash attention, one GPU.
 * Full fine-tuning: precision "mixed" (fp32 master weights + fp32 AdamW states, about 16 B/param
   before activations: the Hugging Face Trainer AMP regime), gradient checkpointing on, micro-batch 1.
-* More than one GPU: ZeRO-3 sharding (weights, gradients and optimizer states divided).
+* More than one GPU: DDP when the model state fits on each card (what people run), ZeRO-3 / FSDP only when it does
+  not (bot/advisor/advice.py chooses; a bare plan with several GPUs and no layout gets ZeRO-3).
+* The stack (knowledge/stacks.yml): Transformers + PEFT + TRL unless one is given; ``stack=`` writes that stack's
+  expert quantization, loss and checkpointing mode into the plan (bot/advisor/stacks.py).
 * Mixture-of-Experts: LoRA "all linear" adapts attention, dense-layer MLPs and shared experts, not the routed experts
   (``moe_targets="attention_dense_shared"``, what PEFT's "all-linear" reaches on Transformers v5 fused experts);
   QLoRA leaves the fused experts in bf16 (``qlora_moe_experts="bf16"``, stock bitsandbytes) and the estimate gives
@@ -39,7 +42,8 @@ def _default_lora(arch: ModelArch, moe_targets: str = DEFAULT_MOE_LORA_TARGETS) 
 
 def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
                  micro_batch: int = 1, moe_targets: str = DEFAULT_MOE_LORA_TARGETS,
-                 qlora_moe_experts: str = DEFAULT_QLORA_MOE_EXPERTS) -> TrainingPlan:
+                 qlora_moe_experts: str = DEFAULT_QLORA_MOE_EXPERTS, stack: str = None,
+                 sharding: str = DEFAULT_MULTI_GPU_SHARDING) -> TrainingPlan:
     """The plan the advisor assumes when the user only gives model, method and sequence length (the MoE options
     only matter for a Mixture-of-Experts model)."""
     if method not in ("full", "lora", "qlora"):
@@ -59,7 +63,11 @@ def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
         offload="none",
         qlora_moe_experts=qlora_moe_experts,
     )
-    return sharded_plan(plan, gpus) if gpus > 1 else plan
+    if stack is not None:
+        from bot.advisor.stacks import apply_stack
+
+        plan = apply_stack(plan, stack)
+    return sharded_plan(plan, gpus, sharding) if gpus > 1 else plan
 
 
 def sharded_plan(plan: TrainingPlan, gpus: int, sharding: str = DEFAULT_MULTI_GPU_SHARDING) -> TrainingPlan:
@@ -85,6 +93,40 @@ def _field_error(exc: ValidationError, prefix: str = "") -> ValueError:
     return ValueError("; ".join(parts))
 
 
+def _model_field(model: Any, resolve_preset: Callable[[str], ModelArch]) -> ModelArch:
+    """A plan's ``model``: a preset name, a ModelArch or its dict (errors name the field)."""
+    if isinstance(model, str):
+        try:
+            arch = resolve_preset(model)
+        except Exception as exc:  # the resolver's own error type; the field name is what matters
+            raise ValueError(f"model: unknown model preset {model!r} ({exc})") from exc
+        if not isinstance(arch, ModelArch):
+            raise ValueError(f"model: preset {model!r} did not resolve to a model architecture")
+        return arch
+    if isinstance(model, ModelArch):
+        return model
+    if isinstance(model, Mapping):
+        try:
+            return ModelArch(**model)
+        except ValidationError as exc:
+            raise _field_error(exc, "model.") from exc
+        except TypeError as exc:
+            raise ValueError(f"model: {exc}") from exc
+    raise ValueError(f"model: expected a preset name or a mapping, got {type(model).__name__}")
+
+
+def _fill_from_stack(fields: Dict[str, Any]) -> None:
+    """A named stack fills in what the plan does not say (its expert quantization, loss, checkpointing mode)."""
+    from bot.advisor.stacks import STACK_PLAN_FIELDS, load_stacks
+
+    stacks = load_stacks()
+    if fields["stack"] not in stacks.stacks:
+        raise ValueError(f"stack: expected one of {', '.join(stacks.stacks)}, got {fields['stack']!r}")
+    settings = stacks.get(fields["stack"]).plan.dict()
+    for name in STACK_PLAN_FIELDS:
+        fields.setdefault(name, settings[name])
+
+
 def plan_from_mapping(data: Mapping[str, Any], resolve_preset: Callable[[str], ModelArch]) -> TrainingPlan:
     """Build a plan from a calibration-style dict.
 
@@ -104,25 +146,7 @@ def plan_from_mapping(data: Mapping[str, Any], resolve_preset: Callable[[str], M
         if fields.get(required) is None:
             raise ValueError(f"{required}: missing required field")
 
-    model = fields["model"]
-    if isinstance(model, str):
-        try:
-            arch = resolve_preset(model)
-        except Exception as exc:  # the resolver's own error type; the field name is what matters
-            raise ValueError(f"model: unknown model preset {model!r} ({exc})") from exc
-        if not isinstance(arch, ModelArch):
-            raise ValueError(f"model: preset {model!r} did not resolve to a model architecture")
-    elif isinstance(model, ModelArch):
-        arch = model
-    elif isinstance(model, Mapping):
-        try:
-            arch = ModelArch(**model)
-        except ValidationError as exc:
-            raise _field_error(exc, "model.") from exc
-        except TypeError as exc:
-            raise ValueError(f"model: {exc}") from exc
-    else:
-        raise ValueError(f"model: expected a preset name or a mapping, got {type(model).__name__}")
+    arch = _model_field(fields["model"], resolve_preset)
 
     method = fields["method"]
     if method not in ("full", "lora", "qlora"):
@@ -131,6 +155,8 @@ def plan_from_mapping(data: Mapping[str, Any], resolve_preset: Callable[[str], M
     fields.setdefault("precision", default_precision(method))
     if method != "full" and fields.get("lora") is None:
         fields["lora"] = _default_lora(arch)
+    if fields.get("stack") is not None:
+        _fill_from_stack(fields)
     if fields.get("sharding") is None:
         gpus = fields.get("gpus", 1)
         fields["sharding"] = DEFAULT_MULTI_GPU_SHARDING if isinstance(gpus, int) and gpus > 1 else "none"

@@ -38,6 +38,9 @@ Offload = Literal["none", "optimizer", "optimizer_and_params"]
 Lang = Literal["fa", "tr", "en"]
 # Extensions beyond the calibration case schema (all default to the plain Hugging Face stack):
 CrossEntropy = Literal["standard", "chunked", "fused"]
+# Training stacks (knowledge/stacks.yml, bot/advisor/stacks.py): hf = Transformers + PEFT + TRL as shipped.
+Stack = Literal["hf", "unsloth", "axolotl", "torchtune", "nemo_automodel"]
+STACK_IDS = ("hf", "unsloth", "axolotl", "torchtune", "nemo_automodel")
 
 MAX_SEQ_LEN = 1_000_000
 
@@ -178,6 +181,9 @@ class TrainingPlan(Strict):
     activation_offload: bool = False       # checkpointed activations moved to CPU memory
     fsdp_mixed_wrap: bool = False          # FSDP units mixing frozen and trainable params (use_orig_params)
     qlora_moe_experts: MoeQloraExperts = "bf16"   # QLoRA of a MoE: experts left in bf16 (stock) or really NF4
+    # The software that runs the job: sets the speed (bot/advisor/throughput.py); its memory effects are the fields
+    # above, written by bot/advisor/stacks.apply_stack from knowledge/stacks.yml.
+    stack: Stack = "hf"
 
     @root_validator(skip_on_failure=True)
     def _lora_matches_method(cls, values):

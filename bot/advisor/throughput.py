@@ -17,101 +17,91 @@ untied embedding matrix is left out (a tied one is also the LM head and stays in
 N counts the ACTIVE parameters: attention, router, shared experts and the k routed experts a token is sent to
 (models-2026.md §4: NeMo's gpt-oss-20b run works out to 21.4 GFLOP/token against 6 x 3.6 B = 21.6).
 
-MoE runs far below dense utilisation on stock stacks (token routing, small per-expert matmuls, no expert
-parallelism), so MoE plans use their own table, MOE_UTILISATION. A card class whose figure rests on no published
-measurement is flagged ``measured=False``; :func:`is_estimated` and ``TrainingCost.estimated`` carry that to the
-answer, which then says the speed is estimated.
+Speed is calibrated to published runs (knowledge/calibration/throughput_cases.yaml, replayed by
+tests/test_throughput_calibration.py; bench/fit_throughput.py fits knowledge/calibration/throughput_model.yml on the
+"fit" part and reports the held-out part apart):
 
-The utilisation figures below apply to exactly this FLOP count (recomputation included when the plan checkpoints),
-so they are hardware-FLOPs utilisation. Each one is argued against the published measurements in gpu-facts.md §2;
-docs/throughput.md compares the model with every usable data point.
+    seconds per token per GPU = FLOPs per token / (peak x utilisation) + step overhead / tokens per micro-step
+    utilisation = card class's utilisation x the stack's factor (dense, or MoE for Mixture-of-Experts models)
+                  / the QLoRA dequantisation factor
+    several GPUs: x the scaling of the layout (DDP or sharded) over the card's link (NVLink or PCIe)
+
+A card class with no published measurement behind it is flagged ``measured=False``; :func:`is_estimated` and
+``TrainingCost.estimated`` carry that to the answer, which then says the speed is estimated.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
 from typing import Dict, Optional
 
-from pydantic import BaseModel
+from pydantic import BaseModel, validator
 
 from bot.advisor.architecture import active_params, head_dim, kind_counts
 from bot.advisor.schema import TrainingPlan
 
 
 class Utilisation(BaseModel):
-    """Fraction of the dense BF16 peak a typical single-node PyTorch / Hugging Face fine-tuning run sustains."""
+    """Fraction of the dense BF16 peak a plain Transformers + PEFT run keeps on a card class (stack factors apply)."""
 
     value: float
     basis: str
     measured: bool = True      # False: no published measurement on this card class; the figure is derived
 
 
-# Utilisation per card class (knowledge/gpus.yml perf_class). Sources: gpu-facts.md §2.1 rows and §2.3.
-UTILISATION: Dict[str, Utilisation] = {
-    "hopper": Utilisation(value=0.45, basis=(
-        "H100/H200: NeMo AutoModel single-H100 LoRA 40.6 % MFU by NVIDIA's count (row 6), 46 % by ours; "
-        "llm-foundry MPT-7B 46.4 % / 40.4 % (row 14); tuned Megatron 8-GPU runs 53.9-56.4 % (rows 9-10); a Hugging "
-        "Face single-GPU LoRA run ≈29 % of model FLOPs (row 17). H200 has the same 989 TFLOPS; its extra bandwidth "
-        "is not credited.")),
-    "ampere_datacenter": Utilisation(value=0.55, basis=(
-        "A100: llm-foundry reaches 1.37x the H100's MFU on A100 at the same config (64.2 vs 46.4 % at seq 2048, "
-        "54.8 vs 40.4 % at 4096, rows 14-15); Megatron-LM 41.5-56.3 %; ml-engineering: ≈180 of 312 TFLOPS (58 %) "
-        "with FlashAttention (§2.3).")),
-    "blackwell_datacenter": Utilisation(value=0.36, basis=(
-        "B200: no published fine-tuning tokens/s. MLPerf Training Llama 2 70B LoRA: 8x B200 12.96 min vs "
-        "8x H200 ≈24 min (rows 19-20) = 1.85x for a 2.27x peak ratio, so 0.81 x the Hopper figure (0.45).")),
-    "ada": Utilisation(value=0.45, basis=(
-        "RTX 4090: torchtune Llama 3.1 8B on one 4090 (rows 1-3) implies ≈48 % (full), ≈62 % (LoRA), ≈48 % "
-        "(QLoRA) of 165.2 TFLOPS under 6N/4N with torch.compile; 0.45 for an uncompiled Hugging Face stack.")),
-    "ada_datacenter": Utilisation(measured=False, value=0.30, basis=(
-        "L40S: no published fine-tuning measurement (gpu-facts.md §2.1 'not found'). 2.2x the 4090's tensor peak "
-        "but a 350 W limit and 0.86x its memory bandwidth; 0.30 makes it ≈1.5x a 4090. Assumption.")),
-    "ampere_pcie": Utilisation(measured=False, value=0.40, basis=(
-        "A40: no published fine-tuning measurement. Same GA102 chip as the RTX A6000/3090 with mature kernels, "
-        "300 W passive card: slightly below the 4090 figure. Assumption.")),
-    "ada_low_power": Utilisation(measured=False, value=0.25, basis=(
-        "L4: no published fine-tuning measurement. A 72 W card cannot hold its boost clock under sustained "
-        "tensor load; taken well below the 450 W 4090. Assumption.")),
-    "blackwell_workstation": Utilisation(value=0.30, basis=(
-        "RTX PRO 6000: Exxact Llama 3.1 8B LoRA, Hugging Face + DDP, 4,962 tok/s on one card (row 16) ≈30 % of "
-        "the derived ≈500 TFLOPS peak, which NVIDIA does not publish (gpu-facts.md §1.1).")),
-}
+MODEL_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "calibration" / "throughput_model.yml"
 
-# Hopper MoE figure (models-2026.md §4 row T7, HF blog 2026-06-24): Qwen3-30B-A3B fine-tuning on 8x H100 with stock
-# Hugging Face Transformers v5 ran at 3,075 tok/s/GPU x 23.0 GFLOP/token (T4/T11) = 70.7 TFLOP/s = 7.1 % of 989;
-# NeMo AutoModel with expert parallelism and DeepEP reached 11,340 tok/s (26 %), which a stock single-node run does
-# not get. A QLoRA MoE run with offloading reached 3.6 % (T13, Llama 4 Scout on one H100), consistent with 7 %
-# divided by the QLoRA factor and offloading. No MoE measurement exists for the other card classes: they scale the
-# Hopper figure by their dense ratio and are flagged as estimated.
-MOE_HOPPER_UTILISATION = 0.07
+
+class SpeedModel(BaseModel):
+    """knowledge/calibration/throughput_model.yml: fitted and documented speed parameters."""
+
+    class_utilisation: Dict[str, Utilisation]
+    stack_dense: Dict[str, float]
+    stack_moe: Dict[str, float]
+    step_overhead_s: float
+    qlora_time_factor: float
+    scaling: Dict[str, float]          # ddp_nvlink, ddp_pcie, sharded_nvlink, sharded_pcie
+    sources: Dict[str, str] = {}
+
+    @validator("stack_dense", "stack_moe")
+    def _every_stack(cls, v):
+        from bot.advisor.schema import STACK_IDS
+
+        missing = sorted(set(STACK_IDS) - set(v))
+        if missing:
+            raise ValueError(f"no speed factor for the stacks {missing}")
+        return v
+
+    def utilisation(self, perf_class: str, stack: str, moe: bool) -> float:
+        factor = (self.stack_moe if moe else self.stack_dense)[stack]
+        return self.class_utilisation[perf_class].value * factor
+
+
+@lru_cache(maxsize=4)
+def load_speed_model(path: Optional[Path] = None) -> SpeedModel:
+    import yaml
+
+    with open(path or MODEL_PATH, encoding="utf-8") as handle:
+        return SpeedModel(**yaml.safe_load(handle))
+
+
+def _model() -> SpeedModel:
+    return load_speed_model()
+
+
+UTILISATION: Dict[str, Utilisation] = dict(_model().class_utilisation)
+# Mixture-of-Experts utilisation of a plain Transformers + PEFT run per class (the stack factors apply on top).
 MOE_UTILISATION: Dict[str, Utilisation] = {
-    cls: Utilisation(
-        value=round(MOE_HOPPER_UTILISATION * u.value / UTILISATION["hopper"].value, 4),
-        measured=cls == "hopper",
-        basis=("Qwen3-30B-A3B on H100 with stock Transformers v5: 3,075 tok/s/GPU = 7.1 % of peak (models-2026.md "
-               "T7)" if cls == "hopper" else
-               f"no published MoE measurement: the Hopper MoE figure (7 %) x this class's dense ratio "
-               f"({u.value:.2f} / {UTILISATION['hopper'].value:.2f})"))
-    for cls, u in UTILISATION.items()
-}
-
-# QLoRA has LoRA's FLOPs (weights are dequantised to BF16 for every matmul) but the dequantisation kernels cost
-# time: torchtune on an RTX 4090 +27.8 %, litgpt +15 % to +30.5 % (gpu-facts.md §2.2).
-QLORA_TIME_FACTOR = 1.25
-
-# LoRA runs at the same utilisation as full fine-tuning: the evidence points both ways (NeMo 53.9 vs 56.4 %,
-# torchtune 4090 62 vs 48 %, LoRA paper 25 % time saved for a 33 % FLOP cut; gpu-facts.md §2.1/§3).
-LORA_UTILISATION_FACTOR = 1.0
-
-# Multi-GPU scaling (throughput of n GPUs / n x one GPU). Exxact's 2x RTX PRO 6000 DDP over PCIe kept 96 %
-# (9,541 vs 2 x 4,962 tok/s, gpu-facts.md row 16). ZeRO-3/FSDP moves every weight twice more per step
-# (all-gather in forward and backward, reduce-scatter of gradients): NeMo's 8x H100 70B LoRA ran at 32 % MFU vs
-# 40.6 % for one H100 on 8B (rows 6, 8) = 0.79 with NVLink. Without NVLink the same traffic crosses PCIe, so
-# sharded runs on PCIe cards are taken lower. These are assumptions to be replaced by measurements.
+    cls: Utilisation(value=u.value * _model().stack_moe["hf"], measured=u.measured and cls == "hopper",
+                     basis=f"{u.basis} x the MoE factor of stock Transformers ({_model().stack_moe['hf']:.2f})")
+    for cls, u in UTILISATION.items()}
+QLORA_TIME_FACTOR = _model().qlora_time_factor
+# (sharded weights?, nvlink?) -> efficiency for more than one GPU
 SCALING_EFFICIENCY = {
-    # (sharded weights?, nvlink?) -> efficiency for more than one GPU
-    (False, True): 0.95,
-    (False, False): 0.90,
-    (True, True): 0.80,
-    (True, False): 0.65,
+    (False, True): _model().scaling["ddp_nvlink"],
+    (False, False): _model().scaling["ddp_pcie"],
+    (True, True): _model().scaling["sharded_nvlink"],
+    (True, False): _model().scaling["sharded_pcie"],
 }
 
 
@@ -154,14 +144,14 @@ def utilisation_entry(card, moe: bool = False) -> Utilisation:
     return (MOE_UTILISATION if moe else UTILISATION)[card.perf_class]
 
 
-def utilisation(card, method: str, moe: bool = False) -> float:
-    value = utilisation_entry(card, moe).value
-    return value * (LORA_UTILISATION_FACTOR if method in ("lora", "qlora") else 1.0)
+def utilisation(card, method: str, moe: bool = False, stack: str = "hf") -> float:
+    """Fraction of the card's peak a run of this stack keeps (QLoRA's dequantisation not included)."""
+    return _model().utilisation(card.perf_class, stack, moe)
 
 
 def is_estimated(plan: TrainingPlan, card) -> bool:
     """True when the speed for this plan on this card rests on no published measurement (say so in the answer)."""
-    return not utilisation_entry(card, plan.model.moe is not None).measured
+    return not UTILISATION[card.perf_class].measured
 
 
 def scaling_efficiency(plan: TrainingPlan, card) -> float:
@@ -170,13 +160,25 @@ def scaling_efficiency(plan: TrainingPlan, card) -> float:
     return SCALING_EFFICIENCY[(plan.sharding in ("zero3", "fsdp"), bool(card.nvlink))]
 
 
+def per_gpu_tokens_per_second(plan: TrainingPlan, card, model: Optional[SpeedModel] = None,
+                              stack: Optional[str] = None) -> float:
+    """One GPU's training tokens per second, before multi-GPU scaling (``stack`` overrides the plan's: the
+    calibration replays reference stacks the advisor does not offer)."""
+    model = model or _model()
+    used = card.bf16_tflops * 1e12 * model.utilisation(card.perf_class, stack or plan.stack,
+                                                       plan.model.moe is not None)
+    if plan.method == "qlora":
+        used /= model.qlora_time_factor
+    compute_s = flops_per_token(plan) / used
+    # a fixed cost per micro-step (kernel launches, the optimizer, the data loader) that short sequences and
+    # small models do not hide
+    overhead_s = model.step_overhead_s / (plan.micro_batch * plan.seq_len)
+    return 1.0 / (compute_s + overhead_s)
+
+
 def tokens_per_second(plan: TrainingPlan, card) -> float:
     """Training tokens per second for the whole plan (all its GPUs together)."""
-    per_gpu = (card.bf16_tflops * 1e12 * utilisation(card, plan.method, plan.model.moe is not None)
-               / flops_per_token(plan))
-    if plan.method == "qlora":
-        per_gpu /= QLORA_TIME_FACTOR
-    return per_gpu * plan.gpus * scaling_efficiency(plan, card)
+    return per_gpu_tokens_per_second(plan, card) * plan.gpus * scaling_efficiency(plan, card)
 
 
 class TrainingCost(BaseModel):

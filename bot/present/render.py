@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 
 from bot.advisor.glossary import load_glossary
 from bot.advisor.knowledge import LANGS, InputError, Knowledge, UnknownModel, load_knowledge
+from bot.present import stack_lines
 
 MESSAGE_LIMIT = 4096
 TOP_CARDS = 4
@@ -357,6 +358,7 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     # Two chat bubbles (the channels split a text at blank lines; the reviews found four per estimate too many):
     # the answer - the card to rent, what changed, what the budget buys - then the details behind it.
     lines.extend(_lead(advice, lang, kb))
+    lines.extend(stack_lines.lead_lines(advice, lang))
     lines.extend(_change_lines(advice, previous, lang, kb))
     volume_known = advice.volume_tokens is not None
     if volume_known:
@@ -385,6 +387,7 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     defaults = _defaults(advice, lang, kb)
     if defaults:
         lines.append(defaults)
+    lines.extend(stack_lines.detail_lines(advice, lang))
     if advice.pure_bf16_estimate is not None:
         lines.append(kb.text("full_bf16_note", lang, bf16=gb(advice.pure_bf16_estimate.per_gpu_gib, lang)))
 

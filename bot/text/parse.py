@@ -99,6 +99,7 @@ class ParsedValues(BaseModel):
     custom_arch: Optional[Dict[str, object]] = None
     custom_arch_label: Optional[str] = None
     config_error: Optional[str] = None  # a pasted config that could not be read: the missing key (or "json")
+    stack: Optional[str] = None  # the training stack named (knowledge/stacks.yml id), read by bot/text/stack_names.py
     # A model name we do not know, as typed ("qwen4 8b", "olmo 7b"), and its family word when it has a known one:
     # never replaced silently by a preset (the form asks resolve_model for a same-family stand-in and says so).
     model_query: Optional[str] = None
@@ -1272,7 +1273,13 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
         if text.strip() else ParsedValues()
     if config is not None:
         parsed = parsed.copy(update=read_pasted_config(config))
-    return parsed
+    else:
+        from bot.text.model_ids import read_hub_model
+
+        parsed = parsed.copy(update=read_hub_model(text))
+    from bot.text.stack_names import read_stack
+
+    return parsed.copy(update={"stack": read_stack(text)}) if read_stack(text) else parsed
 
 
 # Keys only a Hugging Face model config.json has; a JSON object with one of them is taken for a config.
