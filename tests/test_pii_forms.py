@@ -17,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.tickets.pii import MASKS, digits_only, find_pii, mask_text
+from bot.privacy import MASKS, find_pii
+from bot.privacy import mask_pii as mask_text
+from bot.privacy.normalize import digits_only
 
 RNG = random.Random(20261201)
 PERSIAN = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")

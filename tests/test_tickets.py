@@ -397,7 +397,7 @@ def test_a_handoff_after_misunderstood_turns_is_a_technical_ticket():
 
 def test_conversation_address_is_never_masked():
     """A numeric Telegram chat id or random session id can pass an ID-number checksum; staff replies need it."""
-    from bot.tickets.pii import mask_text
+    from bot.privacy import mask_pii as mask_text
     from bot.tickets.store import build_ticket
 
     looks_like_an_id = "6907573131"  # a valid Iranian national code checksum: mask_text would hide it

@@ -1,0 +1,187 @@
+"""Numbers that are personal data, found in the normalised copy of a text (bot.privacy.normalize).
+
+A number is read as a run of digit groups: groups joined by spaces of any width (line breaks included), dots,
+commas, dashes (doubled too), slashes, brackets or underscores. Every contiguous range of groups is tried against the
+kinds (bot.privacy.checks), so the way a customer groups a number does not hide it. A long group of digits is also
+searched inside: two numbers glued together ("10000000146" + "05321234567") are both found. A group inside a
+hash-like token ("4f1c2a90b3d8...") is no number; a group glued to a word ("tc10000000146", "05321234567abc") is.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Tuple
+
+from bot.privacy.address import phone_words_before
+from bot.privacy.checks import (is_valid_card, is_valid_iban, is_valid_ir_national_id, is_valid_tc_kimlik,
+                                phone_number)
+
+_FOLD = str.maketrans({"İ": "i", "I": "i", "ı": "i"})  # as bot.privacy.address: same length
+_DIGIT_GROUP = re.compile(r"\d+")
+# Between two groups of one number: any whitespace, and at most four of the other separators people type.
+_GROUP_SEPARATOR = re.compile(r"\s*(?:[.,\-/()_'*~|\\]\s*){0,4}")
+# Written right before a number, these make it international: "+90 ...", wa.me/90..., tel:/viber:/sms: links.
+_INTERNATIONAL_BEFORE = re.compile(
+    r"(?:\+\s*\(?\s*|(?:wa\.me/|whatsapp\.com/send\?phone=|(?:tel|callto|sms|viber|skype|whatsapp):/{0,2}"
+    r"(?:[\w.?&]*(?:number|phone)=)?)\+?\s*\(?)$", re.I)
+# An extension after a phone number: "x12", "ext. 12", "dahili 12", «داخلی ۱۲».
+_EXTENSION_AFTER = re.compile(r"\s*(?:x|ext\.?|extension|dahili|داخلی)\s*[:.]?\s*\d{1,6}", re.I)
+_MAX_NUMBER_DIGITS = 24  # the longest kind: an IBAN written without its country code (TR/IR: 24 digits)
+# The shortest kind: a seven-digit phone number of a country written with "+". A run of groups with fewer digits in
+# all holds none, and a text's prices, sizes and token counts are such runs: they skip the window search (issue 10).
+MIN_NUMBER_DIGITS = 7
+# A group longer than a card may be two numbers glued together: searched inside from this length on.
+_GLUED_FROM_DIGITS = 14
+# Letter/digit changes in one token from which it is a hash or an id, not a number glued to a word.
+_HASH_TRANSITIONS = 4
+
+
+@dataclass(frozen=True)
+class Span:
+    kind: str
+    start: int
+    end: int
+
+
+def number_spans(norm: str) -> List[Span]:
+    """Personal-data numbers in the normalised copy `norm`, longest first (they may overlap)."""
+    candidates: List[Tuple[int, int, int, str]] = []  # (-digits, start, end, kind)
+    for run in _digit_runs(norm):
+        if sum(end - start for start, end in run) < MIN_NUMBER_DIGITS:
+            continue
+        for first in range(len(run)):
+            candidates.extend(_windows_from(norm, run, first))
+        for start, end in run:
+            if end - start >= _GLUED_FROM_DIGITS:
+                candidates.extend(_glued_inside(norm, start, end))
+    spans = [Span(kind, start, end) for _, start, end, kind in sorted(candidates)]
+    return [_with_extension(norm, s) for s in spans]
+
+
+def _windows_from(norm: str, run: List[Tuple[int, int]], first: int) -> Iterator[Tuple[int, int, int, str]]:
+    prefix_start = max(0, run[first][0] - 40)
+    prefix = _INTERNATIONAL_BEFORE.search(norm, prefix_start, run[first][0])
+    international = prefix is not None
+    plus = norm.rfind("+", prefix.start(), run[first][0]) if prefix else -1
+    before = norm[max(0, run[first][0] - 20):run[first][0]].translate(_FOLD).lower()
+    said_phone = international or phone_words_before().search(before) is not None
+    groups: List[str] = []
+    for last in range(first, len(run)):
+        groups.append(norm[run[last][0]:run[last][1]])
+        digits = sum(len(g) for g in groups)
+        if digits > _MAX_NUMBER_DIGITS:
+            return
+        kind = number_kind(groups, international, _separators(norm, run, first, last), said_phone)
+        if not kind:
+            continue
+        start = run[first][0]
+        if kind == "phone" and plus >= 0:
+            start = plus  # the "+" belongs to the number: "+90 532 ..." is masked whole
+        if kind == "iban" and start >= 2 and norm[start - 2:start].isalpha():
+            start -= 2  # "TR" written before the digits, maybe glued to them
+        if start > 0 and norm[start - 1] == "(":
+            start -= 1  # "(0532) 123 45 67"
+        yield -digits, start, run[last][1], kind
+
+
+def _separators(norm: str, run: List[Tuple[int, int]], first: int, last: int) -> List[str]:
+    return [norm[run[i][1]:run[i + 1][0]].strip() for i in range(first, last)]
+
+
+def _thousands(groups: List[str], separators: List[str]) -> bool:
+    """1,500,000,000 / 5.320.000.000: an amount in thousands groups, not a phone number or an ID."""
+    if len(groups) < 3 or groups[0].startswith("0") or not 1 <= len(groups[0]) <= 3:
+        return False
+    return all(len(g) == 3 for g in groups[1:]) and len(set(separators)) == 1 and separators[0] in (",", ".", "'")
+
+
+def number_kind(groups: List[str], international: bool = False, separators: Optional[List[str]] = None,
+                said_phone: bool = False) -> Optional[str]:
+    """The kind of personal data the digits of `groups` (one number as grouped by its writer) are, or None.
+
+    `said_phone`: a phone word or "+" comes right before the number; a ten-digit number that is both a mobile
+    number and a valid national code is then a phone, otherwise a national code."""
+    d = "".join(groups)
+    amount = not international and _thousands(groups, separators or [])
+    if len(d) == 11 and is_valid_tc_kimlik(d):
+        return "tc_kimlik"
+    if 13 <= len(d) <= 19 and _card_grouping_ok(groups) and is_valid_card(d):
+        return "card"
+    if len(d) == 24 and (is_valid_iban("TR" + d) or is_valid_iban("IR" + d)):
+        return "iban"
+    if amount:
+        return None
+    phone = phone_number(d, international) if len(d) <= 15 else None
+    if phone is not None and (said_phone or len(d) != 10):
+        return "phone"
+    if len(d) == 10 and is_valid_ir_national_id(d):
+        return "national_id"
+    return "phone" if phone is not None else None
+
+
+def _card_grouping_ok(groups: List[str]) -> bool:
+    """Card numbers are written in one piece, in fours (the last group shorter), or 4-6-5 / 4-6-4 (Amex, Diners)."""
+    sizes = [len(g) for g in groups]
+    if len(sizes) == 1:
+        return True
+    if all(n == 4 for n in sizes[:-1]) and 1 <= sizes[-1] <= 4:
+        return True
+    return sizes in ([4, 6, 5], [4, 6, 4])
+
+
+def _glued_inside(norm: str, start: int, end: int) -> Iterator[Tuple[int, int, int, str]]:
+    """Numbers inside one long group of digits: the whole group is masked under the kind of the longest found."""
+    digits = norm[start:end]
+    if number_kind([digits]):
+        return
+    for length in (11, 12, 13, 10, 16, 15, 19, 14, 17, 18):
+        for offset in range(0, len(digits) - length + 1):
+            kind = number_kind([digits[offset:offset + length]])
+            if kind:
+                yield -(end - start), start, end, kind
+                return
+
+
+def _digit_runs(norm: str) -> List[List[Tuple[int, int]]]:
+    """Runs of digit groups as lists of (start, end) spans."""
+    runs: List[List[Tuple[int, int]]] = []
+    current: List[Tuple[int, int]] = []
+    last_end = -1
+    for m in _DIGIT_GROUP.finditer(norm):
+        start, end = m.start(), m.end()
+        if _inside_hash(norm, start, end):
+            if current:
+                runs.append(current)
+            current, last_end = [], -1
+            continue
+        if current and _GROUP_SEPARATOR.fullmatch(norm, last_end, start):
+            current.append((start, end))
+        else:
+            if current:
+                runs.append(current)
+            current = [(start, end)]
+        last_end = end
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _inside_hash(norm: str, start: int, end: int) -> bool:
+    """The ASCII letters-and-digits token around the group changes between letters and digits often: an id/hash."""
+    i, j = start, end
+    while i > 0 and norm[i - 1].isascii() and norm[i - 1].isalnum():
+        i -= 1
+    while j < len(norm) and norm[j].isascii() and norm[j].isalnum():
+        j += 1
+    token = norm[i:j]
+    if token == norm[start:end]:
+        return False
+    transitions = sum(1 for a, b in zip(token, token[1:]) if a.isdigit() != b.isdigit())
+    return transitions >= _HASH_TRANSITIONS
+
+
+def _with_extension(norm: str, span: Span) -> Span:
+    if span.kind != "phone":
+        return span
+    ext = _EXTENSION_AFTER.match(norm, span.end)
+    return Span(span.kind, span.start, ext.end()) if ext else span
