@@ -13,7 +13,7 @@ import re
 import warnings
 from typing import Any, Callable, Iterable, Optional
 
-from bot.privacy.pii import mask_pii
+from bot.privacy.pii import find_pii, mask_pii, replace_findings
 
 # JSON written with ensure_ascii (Rasa's structured debug logs) carries non-ASCII as \\uXXXX: Persian digits,
 # NBSP separators, "ö" in an IDN address. Such escapes are written as the characters they stand for before masking.
@@ -26,6 +26,18 @@ def _unescape_json_chars(message: str) -> str:
         return m.group(0) if 0xD800 <= code <= 0xDFFF else chr(code)
 
     return _ESCAPED_CHAR.sub(char, message)
+
+
+# Inside a JSON string a line break or tab is written "\\n" / "\\t": two characters that would split a number's
+# groups with a letter. They are read as two spaces (same length, so the spans found fit the message as written).
+_ESCAPED_SPACE = re.compile(r"\\[nrt]")
+
+
+def mask_log_text(message: str) -> str:
+    """A log message masked, with JSON escapes read as the characters they stand for."""
+    message = _unescape_json_chars(message)
+    view = _ESCAPED_SPACE.sub("  ", message)
+    return mask_pii(message) if view == message else replace_findings(message, find_pii(view))
 
 
 class PiiLogFilter(logging.Filter):
@@ -48,7 +60,7 @@ def mask_log_record(record: logging.LogRecord) -> logging.LogRecord:
         message = record.getMessage()
     except Exception:  # a broken format string must still reach the log, masked
         message = str(record.msg)
-    record.msg = mask_pii(_unescape_json_chars(message))
+    record.msg = mask_log_text(message)
     record.args = ()
     if record.exc_info and not record.exc_text:
         try:
@@ -56,7 +68,7 @@ def mask_log_record(record: logging.LogRecord) -> logging.LogRecord:
         except Exception:  # an exception whose str() fails: keep its type only
             record.exc_text = getattr(record.exc_info[0], "__name__", "exception")
     if record.exc_text:
-        record.exc_text = mask_pii(_unescape_json_chars(record.exc_text))
+        record.exc_text = mask_log_text(record.exc_text)
     if record.stack_info:
         record.stack_info = mask_pii(record.stack_info)
     record._pii_masked = True

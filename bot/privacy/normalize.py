@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 # Dots, commas and dashes written with other code points (Unicode General Punctuation, Arabic, CJK blocks).
 _AS_DOT = "\u00b7\u2022\u2027\u2219\u22c5\u30fb\uff65\u06d4\u066b\u0387\u2024\u2e31\u318d\u00b8\ufe52"

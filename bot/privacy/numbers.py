@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from bot.privacy.address import phone_words_before
 from bot.privacy.checks import (is_valid_card, is_valid_iban, is_valid_ir_national_id, is_valid_tc_kimlik,
@@ -49,8 +49,9 @@ def number_spans(norm: str) -> List[Span]:
     for run in _digit_runs(norm):
         if sum(end - start for start, end in run) < MIN_NUMBER_DIGITS:
             continue
+        dates = _unit_groups(norm, run)
         for first in range(len(run)):
-            candidates.extend(_windows_from(norm, run, first))
+            candidates.extend(_windows_from(norm, run, first, dates))
         for start, end in run:
             if end - start >= _GLUED_FROM_DIGITS:
                 candidates.extend(_glued_inside(norm, start, end))
@@ -58,7 +59,8 @@ def number_spans(norm: str) -> List[Span]:
     return [_with_extension(norm, s) for s in spans]
 
 
-def _windows_from(norm: str, run: List[Tuple[int, int]], first: int) -> Iterator[Tuple[int, int, int, str]]:
+def _windows_from(norm: str, run: List[Tuple[int, int]], first: int, dates: Dict[int, int]) -> \
+        Iterator[Tuple[int, int, int, str]]:
     prefix_start = max(0, run[first][0] - 40)
     prefix = _INTERNATIONAL_BEFORE.search(norm, prefix_start, run[first][0])
     international = prefix is not None
@@ -71,7 +73,11 @@ def _windows_from(norm: str, run: List[Tuple[int, int]], first: int) -> Iterator
         digits = sum(len(g) for g in groups)
         if digits > _MAX_NUMBER_DIGITS:
             return
-        kind = number_kind(groups, international, _separators(norm, run, first, last), said_phone)
+        separators = _separators(norm, run, first, last)
+        parts = {dates.get(i, -1 - i) for i in range(first, last + 1)}
+        if len(parts) > 1 and any(i in dates for i in range(first, last + 1)):
+            continue  # part of a date or amount and another number next to it ("03.12.2026 — 2048 token")
+        kind = number_kind(groups, international, separators, said_phone)
         if not kind:
             continue
         start = run[first][0]
@@ -88,11 +94,45 @@ def _separators(norm: str, run: List[Tuple[int, int]], first: int, last: int) ->
     return [norm[run[i][1]:run[i + 1][0]].strip() for i in range(first, last)]
 
 
+def _unit_groups(norm: str, run: List[Tuple[int, int]]) -> Dict[int, int]:
+    """The groups of a run that make a date or an amount, each mapped to the index of its unit's first group.
+
+    A chain is a maximal series of groups joined by one separator. A date is a chain of three with a four-digit year
+    first or last (03.12.2026, 2026-12-03, ۱۴۰۵/۰۹/۱۲); an amount is a chain in thousands groups (2,500,
+    1.500.000.000) not written after a "+" ("+90.236 538 ..." is a country code). Such a unit next to another number
+    ("$2,500 — 1.500.000.000 token") is two values side by side.
+    """
+    groups = [norm[s:e] for s, e in run]
+    separators = _separators(norm, run, 0, len(run) - 1)
+    units: Dict[int, int] = {}
+    start = 0
+    while start < len(groups):
+        end = start + 1
+        while end < len(groups) and separators[end - 1] == separators[start]:
+            end += 1
+        chain = groups[start:end]
+        sep = separators[start] if end - start > 1 else ""
+        international = _INTERNATIONAL_BEFORE.search(norm, max(0, run[start][0] - 40), run[start][0])
+        if end - start > 1 and not international and \
+                (_is_date(chain, sep) or _thousands(chain, [sep] * (end - start - 1))):
+            units.update({j: start for j in range(start, end)})
+        start = end
+    return units
+
+
+def _is_date(chain: List[str], separator: str) -> bool:
+    sizes = [len(g) for g in chain]
+    return separator in (".", "/", "-") and (sizes in ([1, 1, 4], [1, 2, 4], [2, 1, 4], [2, 2, 4]) or
+                                               sizes == [4, 2, 2])
+
+
 def _thousands(groups: List[str], separators: List[str]) -> bool:
-    """1,500,000,000 / 5.320.000.000: an amount in thousands groups, not a phone number or an ID."""
-    if len(groups) < 3 or groups[0].startswith("0") or not 1 <= len(groups[0]) <= 3:
+    """2,500 / 1.500.000.000 / 5 320 000 000: an amount in thousands groups, not a phone number or an ID."""
+    if len(groups) < 2 or groups[0].startswith("0") or not 1 <= len(groups[0]) <= 3:
         return False
-    return all(len(g) == 3 for g in groups[1:]) and len(set(separators)) == 1 and separators[0] in (",", ".", "'")
+    if not all(len(g) == 3 for g in groups[1:]) or len(set(separators)) != 1:
+        return False
+    return separators[0] in (",", ".", "'") or separators[0] == "" and len(groups) >= 3
 
 
 def number_kind(groups: List[str], international: bool = False, separators: Optional[List[str]] = None,
@@ -132,7 +172,7 @@ def _card_grouping_ok(groups: List[str]) -> bool:
 def _glued_inside(norm: str, start: int, end: int) -> Iterator[Tuple[int, int, int, str]]:
     """Numbers inside one long group of digits: the whole group is masked under the kind of the longest found."""
     digits = norm[start:end]
-    if number_kind([digits]):
+    if number_kind([digits]) or _patterned(digits):
         return
     for length in (11, 12, 13, 10, 16, 15, 19, 14, 17, 18):
         for offset in range(0, len(digits) - length + 1):
@@ -140,6 +180,17 @@ def _glued_inside(norm: str, start: int, end: int) -> Iterator[Tuple[int, int, i
             if kind:
                 yield -(end - start), start, end, kind
                 return
+
+
+def _patterned(digits: str) -> bool:
+    """One or two digits repeated, or a block that is no number repeated ("1234567890" x 3): filler a customer types
+    to test a form, not two numbers glued together (any long string holds a valid ten-digit code somewhere)."""
+    if len(set(digits)) <= 2:
+        return True
+    for period in range(1, 12):
+        if len(digits) >= 2 * period and all(digits[i] == digits[i + period] for i in range(len(digits) - period)):
+            return number_kind([digits[:period]]) is None
+    return False
 
 
 def _digit_runs(norm: str) -> List[List[Tuple[int, int]]]:

@@ -19,6 +19,7 @@ can pass an ID checksum): views and logs show them through mask_sender_id.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple
@@ -101,7 +102,11 @@ def mask_pii(text: str) -> str:
     """`text` with every personal data span replaced by its placeholder (e.g. ``[PHONE]``)."""
     if not isinstance(text, str) or not text:
         return text
-    findings = find_pii(text)
+    return replace_findings(text, find_pii(text))
+
+
+def replace_findings(text: str, findings: List[Finding]) -> str:
+    """`text` with each of `findings` (spans of it) replaced by its kind's placeholder."""
     if not findings:
         return text
     out, pos = [], 0
@@ -135,7 +140,7 @@ def number_is_pii(value: Any) -> Optional[str]:
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf")) or not value.is_integer()):
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
         return None
     digits = str(abs(int(value)))
     if len(digits) < MIN_NUMBER_DIGITS:
@@ -183,4 +188,4 @@ def masked_pairs(text: str) -> List[Tuple[str, str]]:
 
 
 __all__ = ["MASKS", "KINDS", "Finding", "Normalized", "find_pii", "mask_pii", "count_pii", "contains_pii",
-           "mask_data", "mask_sender_id", "number_is_pii", "masked_pairs"]
+           "mask_data", "mask_sender_id", "number_is_pii", "masked_pairs", "replace_findings"]
