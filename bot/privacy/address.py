@@ -137,6 +137,8 @@ def may_hold_address(norm: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _any_word() -> Pattern[str]:
+    """A street or postal-code word, or a numbered word with its number: what every address has."""
     words = load_words()
-    every = [w for lang in LANGS for kind in KINDS for w in words[lang][kind]]
-    return re.compile(_alternation(every))
+    named = [w for lang in LANGS for kind in ("street", "postal_code") for w in words[lang][kind]]
+    numbered = [w for lang in LANGS for w in words[lang]["numbered"]]
+    return re.compile(rf"(?<![\w]){_alternation(named)}(?:(?<=\.)|(?![\w]))|(?<![\w]){_alternation(numbered)}\s*[:.]?\s*\d")

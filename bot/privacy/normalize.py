@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 # Dots, commas and dashes written with other code points (Unicode General Punctuation, Arabic, CJK blocks).
 _AS_DOT = "\u00b7\u2022\u2027\u2219\u22c5\u30fb\uff65\u06d4\u066b\u0387\u2024\u2e31\u318d\u00b8\ufe52"
@@ -32,13 +32,13 @@ class Normalized:
 
     original: str
     text: str
-    starts: Tuple[int, ...]
-    ends: Tuple[int, ...]
+    starts: Optional[Tuple[int, ...]] = None  # None: one character of the copy per character of the original
+    ends: Optional[Tuple[int, ...]] = None
 
     def span(self, start: int, end: int) -> Tuple[int, int]:
         """The original span behind the copy's [start, end)."""
-        if start >= end:
-            return start, start
+        if start >= end or self.starts is None or self.ends is None:
+            return start, max(start, end)
         return self.starts[start], self.ends[end - 1]
 
 
@@ -68,7 +68,8 @@ def _char_form(ch: str) -> str:
 
 
 def _url_decoded(text: str, starts: List[int], ends: List[int]) -> Tuple[str, List[int], List[int]]:
-    """Decode %XX runs as UTF-8; the decoded characters keep the span of their %XX sequence."""
+    """Decode %XX runs as UTF-8 (a decoded Persian digit or NBSP read as the rest of the copy); the decoded
+    characters keep the span of their %XX sequence."""
     out: List[str] = []
     new_starts: List[int] = []
     new_ends: List[int] = []
@@ -80,12 +81,12 @@ def _url_decoded(text: str, starts: List[int], ends: List[int]) -> Tuple[str, Li
         raw = bytes.fromhex(m.group().replace("%", ""))
         decoded = raw.decode("utf-8", errors="replace")
         if "\ufffd" in decoded:  # not UTF-8 text: keep the sequence as written
-            decoded, spans = m.group(), [(starts[i], ends[i]) for i in range(m.start(), m.end())]
+            pieces = [(text[i], starts[i], ends[i]) for i in range(m.start(), m.end())]
         else:
-            spans = _decoded_spans(raw, m.start(), starts, ends)
-        out.append(decoded)
-        new_starts.extend(s for s, _ in spans)
-        new_ends.extend(e for _, e in spans)
+            pieces = _decoded_pieces(raw, m.start(), starts, ends)
+        out.extend(p for p, _, _ in pieces)
+        new_starts.extend(s for _, s, _ in pieces)
+        new_ends.extend(e for _, _, e in pieces)
         pos = m.end()
     out.append(text[pos:])
     new_starts.extend(starts[pos:])
@@ -93,23 +94,45 @@ def _url_decoded(text: str, starts: List[int], ends: List[int]) -> Tuple[str, Li
     return "".join(out), new_starts, new_ends
 
 
-def _decoded_spans(raw: bytes, offset: int, starts: List[int], ends: List[int]) -> List[Tuple[int, int]]:
-    """For each decoded character, the original span of its %XX bytes (3 characters per byte)."""
-    spans = []
+def _decoded_pieces(raw: bytes, offset: int, starts: List[int], ends: List[int]) -> List[Tuple[str, int, int]]:
+    """Each decoded character in its copy form, with the original span of its %XX bytes (3 characters a byte)."""
+    pieces = []
     byte = 0
     for ch in raw.decode("utf-8"):
         size = len(ch.encode("utf-8"))
         first, last = offset + 3 * byte, offset + 3 * (byte + size) - 1
-        spans.append((starts[first], ends[last]))
+        for piece in (ch if ch.isascii() else _char_form(ch)):
+            pieces.append((piece, starts[first], ends[last]))
         byte += size
-    return spans
+    return pieces
 
 
 def normalize(text: str) -> Normalized:
     """The searchable copy of `text` (see the module docstring)."""
     if text.isascii() and "%" not in text:
-        identity = tuple(range(len(text)))
-        return Normalized(text, text, identity, tuple(i + 1 for i in identity))
+        return Normalized(text, text)
+    forms = {ord(ch): _char_form(ch) for ch in set(text) if not ch.isascii()}
+    starts: Optional[List[int]] = None
+    ends: Optional[List[int]] = None
+    if all(len(form) == 1 for form in forms.values()):
+        # Most texts (Persian words and digits, Turkish letters): one character for one, str.translate, and the
+        # spans need no map (a fifth of the time of the loop below on a 1,700-character answer).
+        copy = text.translate(forms)
+    else:
+        copy, starts, ends = _mapped_copy(text)
+    for _ in range(_URL_DECODE_ROUNDS):
+        if "%" not in copy or not _PERCENT_RUN.search(copy):
+            break
+        if starts is None or ends is None:
+            starts, ends = list(range(len(copy))), list(range(1, len(copy) + 1))
+        copy, starts, ends = _url_decoded(copy, starts, ends)
+    if starts is None or ends is None:
+        return Normalized(text, copy)
+    return Normalized(text, copy, tuple(starts), tuple(ends))
+
+
+def _mapped_copy(text: str) -> Tuple[str, List[int], List[int]]:
+    """The copy built character by character, when some characters vanish (zero-width) or expand."""
     out: List[str] = []
     starts: List[int] = []
     ends: List[int] = []
@@ -119,26 +142,7 @@ def normalize(text: str) -> Normalized:
             out.append(piece)
             starts.append(i)
             ends.append(i + 1)
-    copy = "".join(out)
-    for _ in range(_URL_DECODE_ROUNDS):
-        if "%" not in copy or not _PERCENT_RUN.search(copy):
-            break
-        copy, starts, ends = _url_decoded(copy, starts, ends)
-        if not copy.isascii():  # a decoded Persian digit or NBSP: read it as the rest of the copy
-            copy, starts, ends = _renormalized(copy, starts, ends)
-    return Normalized(text, copy, tuple(starts), tuple(ends))
-
-
-def _renormalized(copy: str, starts: List[int], ends: List[int]) -> Tuple[str, List[int], List[int]]:
-    out: List[str] = []
-    new_starts: List[int] = []
-    new_ends: List[int] = []
-    for ch, s, e in zip(copy, starts, ends):
-        for piece in (ch if ch.isascii() else _char_form(ch)):
-            out.append(piece)
-            new_starts.append(s)
-            new_ends.append(e)
-    return "".join(out), new_starts, new_ends
+    return "".join(out), starts, ends
 
 
 def normalize_text(text: str) -> str:

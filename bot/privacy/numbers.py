@@ -219,6 +219,9 @@ def _digit_runs(norm: str) -> List[List[Tuple[int, int]]]:
 
 def _inside_hash(norm: str, start: int, end: int) -> bool:
     """The ASCII letters-and-digits token around the group changes between letters and digits often: an id/hash."""
+    if not (start > 0 and norm[start - 1].isascii() and norm[start - 1].isalpha()) and \
+            not (end < len(norm) and norm[end].isascii() and norm[end].isalpha()):
+        return False  # no letter glued on either side: a plain group
     i, j = start, end
     while i > 0 and norm[i - 1].isascii() and norm[i - 1].isalnum():
         i -= 1

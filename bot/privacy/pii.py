@@ -76,7 +76,7 @@ def _spans_in_copy(copy: str) -> List[Tuple[str, int, int]]:
         spans += [("email", s, e) for s, e in email_spans(copy)]
         if "@" in copy or "t.me/" in copy:
             spans += [("telegram", s, e) for s, e in telegram_spans(copy)]
-        if sum(ch.isdigit() for ch in copy) >= MIN_NUMBER_DIGITS:
+        if sum(map(str.isdigit, copy)) >= MIN_NUMBER_DIGITS:
             spans += [("iban", s, e) for s, e in iban_spans(copy)]
             spans += [(f.kind, f.start, f.end) for f in number_spans(copy)]
     if address:
