@@ -54,7 +54,9 @@ def mask_log_record(record: logging.LogRecord) -> logging.LogRecord:
     The traceback is formatted here, while the record is created: logging.Formatter would format it later, after
     every filter has run, and write an exception message that quotes the customer's text in clear.
     """
-    if getattr(record, "_pii_masked", False):
+    # Masked already when the message is still the masked one: logging.makeLogRecord builds a record through the
+    # factory and then overwrites its message, which must be masked again.
+    if getattr(record, "_pii_masked", None) is record.msg and not record.args:
         return record
     try:
         message = record.getMessage()
@@ -71,7 +73,7 @@ def mask_log_record(record: logging.LogRecord) -> logging.LogRecord:
         record.exc_text = mask_log_text(record.exc_text)
     if record.stack_info:
         record.stack_info = mask_pii(record.stack_info)
-    record._pii_masked = True
+    record._pii_masked = record.msg
     return record
 
 
