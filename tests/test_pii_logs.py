@@ -7,7 +7,7 @@ import logging
 import warnings
 
 from bot.privacy import install_log_redaction
-from bot.privacy.logs import PiiLogFilter, mask_handlers, mask_log_text
+from bot.privacy.logs import PiiLogFilter, capture_warnings, mask_handlers, mask_log_text
 
 
 def _file_logger(tmp_path, name):
@@ -23,7 +23,7 @@ def test_warnings_reach_the_log_masked(tmp_path):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
-            logging.captureWarnings(True)
+            capture_warnings()  # as the servers do after configuring logging (pytest had replaced showwarning)
             warnings.warn("Failed to parse arguments in line '/inform{\"tel\": \"0543 876 21 09\"}' from "
                           "melis.tan@example.net", UserWarning)
     finally:

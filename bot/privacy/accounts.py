@@ -16,9 +16,9 @@ from bot.privacy.checks import is_valid_iban
 _LOCAL = r"[\w.%+\-]+"
 _LABEL = r"[\w\-]+"
 _TLD = r"(?:[^\W\d_]{2,}|xn--[\w\-]+)"
-# "@" glued, or with spaces on both sides ("ali @ example . com"); one space on one side only is a Telegram
-# username after a word ("yaz @ali_rezaei").
-_PLAIN = rf"{_LOCAL}(?:@|\s+@\s+){_LABEL}(?:(?:\.|\s+\.\s+){_LABEL})*(?:\.|\s+\.\s+){_TLD}(?![\w])"
+# "@" glued or with spaces around it ("ali @ example . com", "ali @example.com"); the domain needs its ".tld", so a
+# Telegram username after a word ("yaz @ali_rezaei. Sonra") stays a username.
+_PLAIN = rf"{_LOCAL}\s*@\s*{_LABEL}(?:(?:\.|\s+\.\s+){_LABEL})*(?:\.|\s+\.\s+){_TLD}(?![\w])"
 # Spelled or bracketed: "ali [at] example [dot] com", "ali(at)example.com", "ali at example dot com". Only with a
 # common top-level domain after it, so that "meet at home. Thanks" stays text.
 _SPELLED_AT = r"(?:\s*[\[({<]\s*(?:at|@)\s*[\])}>]\s*|\s+at\s+)"

@@ -63,14 +63,16 @@ def load_words(path: Path = WORDS_PATH) -> Dict[str, Dict[str, List[str]]]:
     for lang in LANGS:
         for kind in KINDS:
             _word_list((data.get(lang) or {}).get(kind), f"{lang}.{kind}")
-        _word_list((data.get("phone_words") or {}).get(lang), f"phone_words.{lang}")
+        for context in ("phone_words", "iban_words"):
+            _word_list((data.get(context) or {}).get(lang), f"{context}.{lang}")
     return data
 
 
-@lru_cache(maxsize=1)
-def phone_words_before() -> Pattern[str]:
-    """Matches when a text ends with a phone word and at most a few characters after it ("tel: ", «موبایلم »)."""
-    words = load_words()["phone_words"]
+@lru_cache(maxsize=2)
+def words_before(context: str) -> Pattern[str]:
+    """Matches when a text ends with a word of `context` (phone_words, iban_words) and at most a few characters after
+    it ("tel: ", «موبایلم », "IBAN: ")."""
+    words = load_words()[context]
     return re.compile(rf"(?<![\w]){_alternation(words['tr'] + words['fa'])}[\s:.\-=]{{0,4}}$")
 
 

@@ -78,7 +78,12 @@ def phone_number(digits: str, international: bool, strict: bool = False) -> Opti
     accept = phonenumbers.is_valid_number if strict else phonenumbers.is_possible_number
     if international or (len(digits) == 12 and digits[:2] in ("90", "98")):
         number = _parse("+" + digits, None)
-        return number if number is not None and accept(number) else None
+        if number is not None and accept(number):
+            return number
+        if strict:
+            return None
+        # Not a number of the country its first digits name: a "+" typed before a national number ("+ 0532...",
+        # "+ 532/...") still leaves a Turkish or Iranian number.
     numbers = [(region, _parse(digits, region)) for region in HOME_REGIONS]
     numbers = [(r, n) for r, n in numbers if n is not None and len(str(n.national_number)) == _HOME_NATIONAL_DIGITS]
     for region, number in numbers:

@@ -118,4 +118,7 @@ def install_log_redaction() -> None:
 def capture_warnings() -> None:
     """warnings.warn(...) as a masked log record instead of a line on stderr (again if something reset it)."""
     if getattr(warnings.showwarning, "__module__", "") != "logging":
+        # captureWarnings(True) does nothing when it was called before and something has replaced showwarning
+        # since: undo it first, so the replacement is the one kept and restored.
+        logging.captureWarnings(False)
         logging.captureWarnings(True)

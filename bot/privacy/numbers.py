@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from bot.privacy.address import phone_words_before
+from bot.privacy.address import words_before
 from bot.privacy.checks import (is_valid_card, is_valid_iban, is_valid_ir_national_id, is_valid_tc_kimlik,
                                 phone_number)
 
@@ -26,6 +26,9 @@ _INTERNATIONAL_BEFORE = re.compile(
     r"(?:[\w.?&]*(?:number|phone)=)?)\+?\s*\(?)$", re.I)
 # An extension after a phone number: "x12", "ext. 12", "dahili 12", «داخلی ۱۲».
 _EXTENSION_AFTER = re.compile(r"\s*(?:x|ext\.?|extension|dahili|داخلی)\s*[:.]?\s*\d{1,6}", re.I)
+# After an IBAN word: a Turkish or Iranian IBAN without its country code (24 digits) or also without its check
+# digits (22), as grouped by the writer.
+_IBAN_BODY_DIGITS = (22, 24)
 _MAX_NUMBER_DIGITS = 24  # the longest kind: an IBAN written without its country code (TR/IR: 24 digits)
 # The shortest kind: a seven-digit phone number of a country written with "+". A run of groups with fewer digits in
 # all holds none, and a text's prices, sizes and token counts are such runs: they skip the window search (issue 10).
@@ -66,7 +69,8 @@ def _windows_from(norm: str, run: List[Tuple[int, int]], first: int, dates: Dict
     international = prefix is not None
     plus = norm.rfind("+", prefix.start(), run[first][0]) if prefix else -1
     before = norm[max(0, run[first][0] - 20):run[first][0]].translate(_FOLD).lower()
-    said_phone = international or phone_words_before().search(before) is not None
+    said_phone = international or words_before("phone_words").search(before) is not None
+    said_iban = words_before("iban_words").search(before) is not None
     groups: List[str] = []
     for last in range(first, len(run)):
         groups.append(norm[run[last][0]:run[last][1]])
@@ -77,7 +81,8 @@ def _windows_from(norm: str, run: List[Tuple[int, int]], first: int, dates: Dict
         parts = {dates.get(i, -1 - i) for i in range(first, last + 1)}
         if len(parts) > 1 and any(i in dates for i in range(first, last + 1)):
             continue  # part of a date or amount and another number next to it ("03.12.2026 — 2048 token")
-        kind = number_kind(groups, international, separators, said_phone)
+        kind = "iban" if said_iban and digits in _IBAN_BODY_DIGITS else \
+            number_kind(groups, international, separators, said_phone)
         if not kind:
             continue
         start = run[first][0]
@@ -97,27 +102,28 @@ def _separators(norm: str, run: List[Tuple[int, int]], first: int, last: int) ->
 def _unit_groups(norm: str, run: List[Tuple[int, int]]) -> Dict[int, int]:
     """The groups of a run that make a date or an amount, each mapped to the index of its unit's first group.
 
-    A chain is a maximal series of groups joined by one separator. A date is a chain of three with a four-digit year
-    first or last (03.12.2026, 2026-12-03, ۱۴۰۵/۰۹/۱۲); an amount is a chain in thousands groups (2,500,
-    1.500.000.000) not written after a "+" ("+90.236 538 ..." is a country code). Such a unit next to another number
-    ("$2,500 — 1.500.000.000 token") is two values side by side.
+    A date is three groups joined by one "." "/" or "-" with a four-digit year first or last (03.12.2026,
+    2026-12-03, ۱۴۰۵/۰۹/۱۲); an amount is a longest series of groups joined by one "," "." or "'" in thousands
+    groups (2,500, 1.500.000.000). Neither counts right after a "+" ("+90.236 538 ..." is a country code). Such a
+    unit next to another number ("$2,500 — 1.500.000.000 token") is two values side by side.
     """
     groups = [norm[s:e] for s, e in run]
-    separators = _separators(norm, run, 0, len(run) - 1)
+    raw = [norm[run[i][1]:run[i + 1][0]] for i in range(len(run) - 1)]
     units: Dict[int, int] = {}
+    for i in range(len(groups) - 2):
+        if raw[i] == raw[i + 1] and _is_date(groups[i:i + 3], raw[i]):
+            units.update({j: i for j in (i, i + 1, i + 2) if j not in units})
     start = 0
-    while start < len(groups):
+    while start < len(raw):
         end = start + 1
-        while end < len(groups) and separators[end - 1] == separators[start]:
+        while end < len(raw) and raw[end] == raw[start]:
             end += 1
-        chain = groups[start:end]
-        sep = separators[start] if end - start > 1 else ""
-        international = _INTERNATIONAL_BEFORE.search(norm, max(0, run[start][0] - 40), run[start][0])
-        if end - start > 1 and not international and \
-                (_is_date(chain, sep) or _thousands(chain, [sep] * (end - start - 1))):
-            units.update({j: start for j in range(start, end)})
+        chain = groups[start:end + 1]
+        if raw[start] in (",", ".", "'") and _thousands(chain, [raw[start]] * (len(chain) - 1)):
+            units.update({j: start for j in range(start, end + 1) if j not in units})
         start = end
-    return units
+    return {j: u for j, u in units.items()
+            if not _INTERNATIONAL_BEFORE.search(norm, max(0, run[u][0] - 40), run[u][0])}
 
 
 def _is_date(chain: List[str], separator: str) -> bool:
