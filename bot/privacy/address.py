@@ -143,4 +143,5 @@ def _any_word() -> Pattern[str]:
     words = load_words()
     named = [w for lang in LANGS for kind in ("street", "postal_code") for w in words[lang][kind]]
     numbered = [w for lang in LANGS for w in words[lang]["numbered"]]
-    return re.compile(rf"(?<![\w]){_alternation(named)}(?:(?<=\.)|(?![\w]))|(?<![\w]){_alternation(numbered)}\s*[:.]?\s*\d")
+    named_word = rf"(?<![\w]){_alternation(named)}(?:(?<=\.)|(?![\w]))"
+    return re.compile(rf"{named_word}|(?<![\w]){_alternation(numbered)}\s*[:.]?\s*\d")
