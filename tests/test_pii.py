@@ -9,8 +9,7 @@ import uuid
 
 import pytest
 
-from bot.privacy import MASKS, PiiLogFilter, find_pii, install_log_redaction, mask_data, parse_contact
-from bot.privacy import mask_pii as mask_text
+from bot.privacy import MASKS, PiiLogFilter, find_pii, install_log_redaction, mask_data, mask_pii, parse_contact
 from bot.privacy.checks import is_valid_card, is_valid_iban, is_valid_ir_national_id, is_valid_tc_kimlik
 from bot.privacy.normalize import digits_only
 
@@ -73,7 +72,7 @@ def test_iban_mod97_and_luhn():
 def test_each_kind_is_found_and_masked(text, kind):
     found = find_pii(text)
     assert [f.kind for f in found] == [kind]
-    masked = mask_text(text)
+    masked = mask_pii(text)
     assert MASKS[kind] in masked
     # Nothing of the personal value survives: no run of 7+ digits (ASCII or Persian/Arabic) is left.
     digits = "".join(ch if ch.isdigit() else " " for ch in masked)
@@ -83,7 +82,7 @@ def test_each_kind_is_found_and_masked(text, kind):
 
 def test_surrounding_text_is_kept_exactly():
     text = "سلام، کد ملی من ۰۴۹۹۳۷۰۸۹۹ است و مدل llama 8b با qlora"
-    assert mask_text(text) == "سلام، کد ملی من [IR_NATIONAL_ID] است و مدل llama 8b با qlora"
+    assert mask_pii(text) == "سلام، کد ملی من [IR_NATIONAL_ID] است و مدل llama 8b با qlora"
 
 
 @pytest.mark.parametrize("text", [
@@ -96,7 +95,7 @@ def test_surrounding_text_is_kept_exactly():
     "T-261129-7KQ4M numaralı talep",
 ])
 def test_ordinary_numbers_are_not_masked(text):
-    assert mask_text(text) == text
+    assert mask_pii(text) == text
 
 
 def test_mask_data_walks_json_and_skips_structural_keys():
