@@ -8,8 +8,10 @@ hash-like token ("4f1c2a90b3d8...") is no number; a group glued to a word ("tc10
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from bot.privacy.address import words_before
@@ -72,17 +74,23 @@ def _windows_from(norm: str, run: List[Tuple[int, int]], first: int, dates: Dict
     said_phone = international or words_before("phone_words").search(before) is not None
     said_iban = words_before("iban_words").search(before) is not None
     groups: List[str] = []
+    separators: List[str] = []
+    digits = 0
+    first_unit = dates.get(first)
+    mixes_unit = False
     for last in range(first, len(run)):
         groups.append(norm[run[last][0]:run[last][1]])
-        digits = sum(len(g) for g in groups)
+        digits += run[last][1] - run[last][0]
         if digits > _MAX_NUMBER_DIGITS:
             return
-        separators = _separators(norm, run, first, last)
-        parts = {dates.get(i, -1 - i) for i in range(first, last + 1)}
-        if len(parts) > 1 and any(i in dates for i in range(first, last + 1)):
-            continue  # part of a date or amount and another number next to it ("03.12.2026 — 2048 token")
+        if last > first:
+            separators.append(norm[run[last - 1][1]:run[last][0]].strip())
+            # part of a date or amount and another number next to it ("03.12.2026 — 2048 token")
+            mixes_unit = mixes_unit or dates.get(last) != first_unit
+        if mixes_unit or digits < MIN_NUMBER_DIGITS:
+            continue
         kind = "iban" if said_iban and digits in _IBAN_BODY_DIGITS else \
-            number_kind(groups, international, separators, said_phone)
+            _number_kind_cached(tuple(groups), international, tuple(separators), said_phone)
         if not kind:
             continue
         start = run[first][0]
@@ -93,10 +101,6 @@ def _windows_from(norm: str, run: List[Tuple[int, int]], first: int, dates: Dict
         if start > 0 and norm[start - 1] == "(":
             start -= 1  # "(0532) 123 45 67"
         yield -digits, start, run[last][1], kind
-
-
-def _separators(norm: str, run: List[Tuple[int, int]], first: int, last: int) -> List[str]:
-    return [norm[run[i][1]:run[i + 1][0]].strip() for i in range(first, last)]
 
 
 def _unit_groups(norm: str, run: List[Tuple[int, int]]) -> Dict[int, int]:
@@ -139,6 +143,13 @@ def _thousands(groups: List[str], separators: List[str]) -> bool:
     if not all(len(g) == 3 for g in groups[1:]) or len(set(separators)) != 1:
         return False
     return separators[0] in (",", ".", "'") or separators[0] == "" and len(groups) >= 3
+
+
+@lru_cache(maxsize=4096)
+def _number_kind_cached(groups: Tuple[str, ...], international: bool, separators: Tuple[str, ...],
+                        said_phone: bool) -> Optional[str]:
+    """number_kind for the windows of a text: a long run of repeated groups asks the same question many times."""
+    return number_kind(list(groups), international, list(separators), said_phone)
 
 
 def number_kind(groups: List[str], international: bool = False, separators: Optional[List[str]] = None,
@@ -204,9 +215,12 @@ def _digit_runs(norm: str) -> List[List[Tuple[int, int]]]:
     runs: List[List[Tuple[int, int]]] = []
     current: List[Tuple[int, int]] = []
     last_end = -1
+    hashes = _hash_tokens(norm)
+    hash_starts = [s for s, _ in hashes]
     for m in _DIGIT_GROUP.finditer(norm):
         start, end = m.start(), m.end()
-        if _inside_hash(norm, start, end):
+        k = bisect.bisect_right(hash_starts, start) - 1
+        if k >= 0 and hashes[k][0] <= start < hashes[k][1]:
             if current:
                 runs.append(current)
             current, last_end = [], -1
@@ -223,21 +237,15 @@ def _digit_runs(norm: str) -> List[List[Tuple[int, int]]]:
     return runs
 
 
-def _inside_hash(norm: str, start: int, end: int) -> bool:
-    """The ASCII letters-and-digits token around the group changes between letters and digits often: an id/hash."""
-    if not (start > 0 and norm[start - 1].isascii() and norm[start - 1].isalpha()) and \
-            not (end < len(norm) and norm[end].isascii() and norm[end].isalpha()):
-        return False  # no letter glued on either side: a plain group
-    i, j = start, end
-    while i > 0 and norm[i - 1].isascii() and norm[i - 1].isalnum():
-        i -= 1
-    while j < len(norm) and norm[j].isascii() and norm[j].isalnum():
-        j += 1
-    token = norm[i:j]
-    if token == norm[start:end]:
-        return False
-    transitions = sum(1 for a, b in zip(token, token[1:]) if a.isdigit() != b.isdigit())
-    return transitions >= _HASH_TRANSITIONS
+_ASCII_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_LETTER_DIGIT_CHANGE = re.compile(r"[A-Za-z](?=[0-9])|[0-9](?=[A-Za-z])")
+
+
+def _hash_tokens(norm: str) -> List[Tuple[int, int]]:
+    """Spans of the ASCII letters-and-digits tokens that change between letters and digits often: ids and hashes
+    ("4f1c2a90b3d8..."), not a number glued to a word ("tc10000000146", "05321234567abc"). Found once per text."""
+    return [(m.start(), m.end()) for m in _ASCII_TOKEN.finditer(norm)
+            if not m.group().isdigit() and len(_LETTER_DIGIT_CHANGE.findall(m.group())) >= _HASH_TRANSITIONS]
 
 
 def _with_extension(norm: str, span: Span) -> Span:
