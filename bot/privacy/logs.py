@@ -103,6 +103,9 @@ def install_log_redaction() -> None:
     Warnings become records of the "py.warnings" logger (logging.captureWarnings), created through that factory.
     """
     global _installed
+    # The word lists of knowledge/privacy.yml are read and checked now: a broken file stops the server at start,
+    # not inside the first log record it masks.
+    mask_pii("Moda Mah. No: 1, 0532 000 00 00")
     if not _installed:
         previous: Callable[..., logging.LogRecord] = logging.getLogRecordFactory()
 
