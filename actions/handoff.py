@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import threading
 from typing import Any, Dict, List, Optional, Text
 
@@ -23,7 +22,7 @@ from rasa_sdk.types import DomainDict
 from actions.common import actions_before_form_run, conversation_language, interrupts_handoff, latest_intent
 from bot.tickets.models import Message, Ticket, TicketDraft
 from bot.tickets.notify import send_staff_notification
-from bot.tickets.pii import install_log_redaction, parse_contact
+from bot.privacy import find_pii, install_log_redaction, parse_contact
 from bot.tickets.priority import categorize
 from bot.tickets.store import UNAVAILABLE, TicketStore
 from bot.text.replies import declines_contact
@@ -128,64 +127,83 @@ class ValidateHandoffForm(FormValidationAction):
         intent = latest_intent(tracker)
         text = (tracker.latest_message.get("text") or "").strip()
         if requested == "handoff_consent":
-            contact = contact_in_sentence(text)
-            if contact is not None:
-                # Typing a contact right after the notice answers the question as clearly as "yes", also inside
-                # a "yes" ("evet kabul, mailim ..."): the ticket opens at once, the contact is not asked again.
-                return {"handoff_consent": True, "handoff_contact": contact.value}
-            declined = _declined(intent, text)
-            if declined == "refuse" or declined == "here" and intent != "affirm":
-                # "I don't want to give a contact" or "just answer here" in words, whatever the classifier made of
-                # it ("evet, buradan da yazabilirsiniz" is a yes: the contact question follows).
-                return {"handoff_consent": False}
-            if intent == "affirm":
-                return {"handoff_consent": True}
-            if intent == "deny":
-                return {"handoff_consent": False}
-            if interrupts_handoff(intent) or intent == "goodbye" or _gives_estimate_values(intent, text):
-                # No value: Rasa rejects the form turn, and a rule answers the question (then the form asks for the
-                # consent again), says goodbye, or leaves the handoff for the estimate form when the message
-                # carries job values ("LoRA olursa?", "llama 8b qlora") (data/rules/interruptions.yml, handoff.yml).
-                return {}
-            dispatcher.utter_message(response="utter_consent_unclear")
-            # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
-            return {"handoff_consent": None}
+            return self._read_consent(dispatcher, intent, text)
         if requested == "handoff_contact":
-            contact = contact_in_sentence(text)
-            if contact is not None:
-                return {"handoff_contact": contact.value}
-            if intent == "deny" or _declined(intent, text):
-                # "No", or in words: "I'd rather not give one", "answer me here" - a ticket without a contact,
-                # answered in this chat.
-                return {"handoff_consent": False, "handoff_contact": None}
-            if interrupts_handoff(intent) or intent == "goodbye":
-                return {}
-            dispatcher.utter_message(response="utter_invalid_contact")
-            return {"handoff_contact": None}
+            return self._read_contact(dispatcher, intent, text)
         return {}
 
+    @staticmethod
+    def _read_consent(dispatcher: CollectingDispatcher, intent: Optional[str], text: str) -> Dict[Text, Any]:
+        declined = _declined(intent, text)
+        if _refuses(intent, declined, text):
+            # A refusal is a refusal whatever else the message carries ("istemiyorum, beni 0532... numaradan
+            # aramayın"): no consent and no contact kept (issue 20 finding 3).
+            return {"handoff_consent": False}
+        contact = contact_in_sentence(text)
+        if contact is not None:
+            # Typing a contact right after the notice answers the question as clearly as "yes", also inside
+            # a "yes" ("evet kabul, mailim ..."): the ticket opens at once, the contact is not asked again.
+            return {"handoff_consent": True, "handoff_contact": contact.value}
+        if declined == "here" and intent != "affirm":
+            # "Just answer here" in words, whatever the classifier made of it ("evet, buradan da
+            # yazabilirsiniz" is a yes: the contact question follows).
+            return {"handoff_consent": False}
+        if intent == "affirm":
+            return {"handoff_consent": True}
+        if interrupts_handoff(intent) or intent == "goodbye" or _gives_estimate_values(intent, text):
+            # No value: Rasa rejects the form turn, and a rule answers the question (then the form asks for the
+            # consent again), says goodbye, or leaves the handoff for the estimate form when the message
+            # carries job values ("LoRA olursa?", "llama 8b qlora") (data/rules/interruptions.yml, handoff.yml).
+            return {}
+        dispatcher.utter_message(response="utter_consent_unclear")
+        # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
+        return {"handoff_consent": None}
 
-_EMAIL_IN_TEXT = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
-_TELEGRAM_IN_TEXT = re.compile(r"(?<![\w@])(?:@|(?:https?://)?t\.me/)[A-Za-z][A-Za-z0-9_]{3,31}\b")
-_PHONE_IN_TEXT = re.compile(r"(?<![\w+])\+?\d[\d\s().-]{5,20}\d(?!\w)")
+    @staticmethod
+    def _read_contact(dispatcher: CollectingDispatcher, intent: Optional[str], text: str) -> Dict[Text, Any]:
+        declined = _declined(intent, text)
+        if _refuses(intent, declined, text):
+            # "No", or a refusal in words, also when a number comes with it ("vermek istemiyorum, 0532...'yi
+            # aramayın"): a ticket without a contact, answered in this chat.
+            return {"handoff_consent": False, "handoff_contact": None}
+        contact = contact_in_sentence(text)
+        if contact is not None:
+            return {"handoff_contact": contact.value}
+        if declined:
+            # "Answer me here": no contact, the ticket is answered in this chat.
+            return {"handoff_consent": False, "handoff_contact": None}
+        if interrupts_handoff(intent) or intent == "goodbye":
+            return {}
+        dispatcher.utter_message(response="utter_invalid_contact")
+        return {"handoff_contact": None}
+
+
+_CONTACT_KINDS = ("email", "telegram", "phone")
 
 
 def contact_in_sentence(text: str):
     """A contact typed alone or inside a sentence ("e-postam deniz@example.com, telefonu da verdim",
-    "ایمیلم ali@x.ir هست"): the whole message first, then each e-mail, Telegram username and phone number in it, in
-    that order; the first one bot.tickets.pii.parse_contact accepts (None when there is none)."""
+    "ایمیلم ali@x.ir هست"): the whole message first, then each e-mail, Telegram username and phone number
+    bot.privacy finds in it, in that order; the first one bot.privacy.parse_contact accepts (None when none)."""
     contact = parse_contact(text)
     if contact is not None or not isinstance(text, str):
         return contact
-    from bot.tickets.pii import normalize_digits
-
-    plain = normalize_digits(text)
-    for pattern in (_EMAIL_IN_TEXT, _TELEGRAM_IN_TEXT, _PHONE_IN_TEXT):
-        for match in pattern.finditer(plain):
-            contact = parse_contact(match.group().strip(" .,;:!?()"))
-            if contact is not None:
-                return contact
+    found = [f for f in find_pii(text) if f.kind in _CONTACT_KINDS]
+    for kind in _CONTACT_KINDS:
+        for finding in found:
+            if finding.kind == kind:
+                contact = parse_contact(text[finding.start:finding.end])
+                if contact is not None:
+                    return contact
     return None
+
+
+def _refuses(intent: Optional[str], declined: Optional[str], text: str) -> bool:
+    """A "no" (button or classifier) or a refusal in words. A message that is nothing but a contact is never one,
+    whatever the classifier made of it ("@ayse_yilmaz" read as deny): typing it is the answer."""
+    if declined == "refuse":
+        return True
+    return intent == "deny" and parse_contact(text) is None
 
 
 def _declined(intent: Optional[str], text: str) -> Optional[str]:

@@ -23,6 +23,7 @@ from typing import Dict, Optional
 from aiohttp import web
 
 from bot.origins import frame_ancestors
+from bot.privacy import install_log_redaction
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB_DIR = ROOT / "web"
@@ -193,6 +194,8 @@ def main(argv: Optional[list] = None) -> None:
     parser.add_argument("--host", default=os.environ.get("ADVISOR_WEB_HOST", "0.0.0.0"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("ADVISOR_WEB_PORT", "8080")))
     args = parser.parse_args(argv)
+    # aiohttp logs a bad request with its path, which may carry a URL-encoded phone number or e-mail address.
+    install_log_redaction()
     chart_dir().mkdir(parents=True, exist_ok=True)
     shown = "localhost" if args.host in ("0.0.0.0", "::") else args.host
     web.run_app(create_app(), host=args.host, port=args.port, access_log=None,

@@ -9,9 +9,9 @@ import uuid
 
 import pytest
 
-from bot.tickets.pii import (MASKS, PiiLogFilter, find_pii, install_log_redaction, is_valid_iban,
-                             is_valid_ir_national_id, is_valid_luhn, is_valid_tc_kimlik, mask_data, mask_text,
-                             parse_contact)
+from bot.privacy import MASKS, PiiLogFilter, find_pii, install_log_redaction, mask_data, mask_pii, parse_contact
+from bot.privacy.checks import is_valid_card, is_valid_iban, is_valid_ir_national_id, is_valid_tc_kimlik
+from bot.privacy.normalize import digits_only
 
 # Published test numbers: TC 10000000146 (valid), Iranian code 0499370899, IBANs from the TR/IR bank examples,
 # cards are the networks' public test numbers.
@@ -27,7 +27,7 @@ ARABIC_DIGITS = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
 
 def test_tc_kimlik_checksum():
     assert is_valid_tc_kimlik(VALID_TC)
-    assert is_valid_tc_kimlik(VALID_TC.translate(PERSIAN_DIGITS))
+    assert is_valid_tc_kimlik(digits_only(VALID_TC.translate(PERSIAN_DIGITS)))
     assert not is_valid_tc_kimlik("10000000147")  # last check digit wrong
     assert not is_valid_tc_kimlik("10000000156")  # tenth digit wrong
     assert not is_valid_tc_kimlik("00000000146")  # leading zero is never issued
@@ -46,9 +46,9 @@ def test_iban_mod97_and_luhn():
     assert is_valid_iban(VALID_TR_IBAN) and is_valid_iban(VALID_IR_IBAN)
     assert is_valid_iban("tr33 0006 1005 1978 6457 8413 26")
     assert not is_valid_iban("TR330006100519786457841327")
-    assert is_valid_luhn(VISA_TEST) and is_valid_luhn(MASTERCARD_TEST)
-    assert not is_valid_luhn("4111111111111112")
-    assert not is_valid_luhn("0000000000000000")
+    assert is_valid_card(VISA_TEST) and is_valid_card(digits_only(MASTERCARD_TEST))
+    assert not is_valid_card("4111111111111112")
+    assert not is_valid_card("0000000000000000")
 
 
 @pytest.mark.parametrize("text,kind", [
@@ -60,9 +60,9 @@ def test_iban_mod97_and_luhn():
     ("ofis 0212 555 12 34", "phone"),
     ("تلفن دفتر ۰۲۱ ۲۲۳۳ ۴۴۵۵", "phone"),
     (f"TC kimlik numaram {VALID_TC}", "tc_kimlik"),
-    (f"کد ملی {VALID_IR_ID.translate(PERSIAN_DIGITS)}", "ir_national_id"),
-    (f"کد ملی {VALID_IR_ID.translate(ARABIC_DIGITS)}", "ir_national_id"),
-    (f"IBAN: TR33 0006 1005 1978 6457 8413 26 lütfen", "iban"),
+    (f"کد ملی {VALID_IR_ID.translate(PERSIAN_DIGITS)}", "national_id"),
+    (f"کد ملی {VALID_IR_ID.translate(ARABIC_DIGITS)}", "national_id"),
+    ("IBAN: TR33 0006 1005 1978 6457 8413 26 lütfen", "iban"),
     (f"شبا {VALID_IR_IBAN}", "iban"),
     (f"kart {MASTERCARD_TEST} son kullanma 12/26", "card"),
     (f"کارت {VISA_TEST.translate(PERSIAN_DIGITS)}", "card"),
@@ -72,7 +72,7 @@ def test_iban_mod97_and_luhn():
 def test_each_kind_is_found_and_masked(text, kind):
     found = find_pii(text)
     assert [f.kind for f in found] == [kind]
-    masked = mask_text(text)
+    masked = mask_pii(text)
     assert MASKS[kind] in masked
     # Nothing of the personal value survives: no run of 7+ digits (ASCII or Persian/Arabic) is left.
     digits = "".join(ch if ch.isdigit() else " " for ch in masked)
@@ -82,7 +82,7 @@ def test_each_kind_is_found_and_masked(text, kind):
 
 def test_surrounding_text_is_kept_exactly():
     text = "سلام، کد ملی من ۰۴۹۹۳۷۰۸۹۹ است و مدل llama 8b با qlora"
-    assert mask_text(text) == "سلام، کد ملی من [IR_NATIONAL_ID] است و مدل llama 8b با qlora"
+    assert mask_pii(text) == "سلام، کد ملی من [IR_NATIONAL_ID] است و مدل llama 8b با qlora"
 
 
 @pytest.mark.parametrize("text", [
@@ -95,7 +95,7 @@ def test_surrounding_text_is_kept_exactly():
     "T-261129-7KQ4M numaralı talep",
 ])
 def test_ordinary_numbers_are_not_masked(text):
-    assert mask_text(text) == text
+    assert mask_pii(text) == text
 
 
 def test_mask_data_walks_json_and_skips_structural_keys():

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.tickets.pii import MASKS, digits_only, find_pii, mask_text
+from bot.privacy import MASKS, find_pii, mask_pii
+from bot.privacy.normalize import digits_only
 
 RNG = random.Random(20261201)
 PERSIAN = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
@@ -230,7 +231,7 @@ def test_table_forms_are_masked_in_sentences(name, lang):
     failures = []
     for i, form in enumerate(FORMS[name]):
         sentence = SENTENCES[lang][i % len(SENTENCES[lang])]
-        masked = mask_text(sentence.format(form))
+        masked = mask_pii(sentence.format(form))
         leaked = _clear_parts(form, masked)
         if leaked or EXPECTED_MASK[name] not in masked:
             failures.append((form, masked, leaked))
@@ -240,7 +241,7 @@ def test_table_forms_are_masked_in_sentences(name, lang):
 def test_masked_sentence_keeps_the_words_around():
     for name, forms in FORMS.items():
         for form in forms[:20]:
-            masked = mask_text(f"Merhaba, {form} teşekkürler")
+            masked = mask_pii(f"Merhaba, {form} teşekkürler")
             assert masked.startswith("Merhaba, ") and masked.endswith(" teşekkürler"), (form, masked)
 
 
@@ -256,15 +257,15 @@ AROUND = st.text(alphabet=st.sampled_from(list("abcçğıöşüİ ABCZ xyz سل�
        gap_before=st.sampled_from([" ", "\n", ", ", " (", ": ", "\u00a0"]),
        gap_after=st.sampled_from([" ", "\n", ", ", ") ", ". ", "\u00a0"]))
 def test_random_text_around_a_value_never_unmasks_it(before, form, after, gap_before, gap_after):
-    masked = mask_text(before + gap_before + form + gap_after + after)
+    masked = mask_pii(before + gap_before + form + gap_after + after)
     assert not _clear_parts(form, masked), masked
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_masking_never_raises_and_is_stable(text):
-    once = mask_text(text)
-    assert mask_text(once) == once
+    once = mask_pii(text)
+    assert mask_pii(once) == once
     assert find_pii(once) == []
 
 
@@ -283,7 +284,7 @@ REVIEW_LEAKS = [
 
 @pytest.mark.parametrize("text", REVIEW_LEAKS)
 def test_review_bypasses_are_masked(text):
-    masked = mask_text(text)
+    masked = mask_pii(text)
     assert any(mask in masked for mask in MASKS.values()), masked
     assert not _clear_parts(text, masked), masked
     assert "@" not in masked and "＠" not in masked

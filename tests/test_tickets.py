@@ -397,11 +397,11 @@ def test_a_handoff_after_misunderstood_turns_is_a_technical_ticket():
 
 def test_conversation_address_is_never_masked():
     """A numeric Telegram chat id or random session id can pass an ID-number checksum; staff replies need it."""
-    from bot.tickets.pii import mask_text
+    from bot.privacy import mask_pii
     from bot.tickets.store import build_ticket
 
-    looks_like_an_id = "6907573131"  # a valid Iranian national code checksum: mask_text would hide it
-    assert looks_like_an_id not in mask_text(looks_like_an_id)
+    looks_like_an_id = "6907573131"  # a valid Iranian national code checksum: mask_pii would hide it
+    assert looks_like_an_id not in mask_pii(looks_like_an_id)
     for sender in (looks_like_an_id, f"test-{looks_like_an_id}"):
         ticket = build_ticket(draft(sender_id=sender, channel="telegram"))
         assert (ticket.sender_id, ticket.channel) == (sender, "telegram")

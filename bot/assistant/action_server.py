@@ -32,7 +32,8 @@ from sanic import Sanic, response
 from sanic.exceptions import SanicException
 
 from bot.secret_files import private_umask, read_secret
-from bot.tickets.pii import install_log_redaction
+from bot.privacy import install_log_redaction
+from bot.privacy.logs import mask_handlers
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +137,7 @@ def main(argv: Optional[list] = None) -> None:
     install_log_redaction()
     sdk_utils.configure_colored_logging(args.loglevel)
     sdk_utils.update_sanic_log_level()
+    mask_handlers()  # the handlers rasa_sdk has just configured
     max_body = int(float(os.environ.get("ACTION_SERVER_MAX_BODY_MB", "16")) * 1024 * 1024)
     app = create_app(token, args.actions, max_body)
     logger.info("Action server on http://%s:%s (token required)", args.host, args.port)

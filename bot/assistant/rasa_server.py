@@ -12,7 +12,7 @@ Same arguments as `rasa`; in addition (security review findings 8, 10, 13):
 - conversation ids in API paths are percent-decoded once, as bot/staff/rasa_api.py encodes them, so a sender id
   with `@ : + / space`, quotes or non-ASCII reaches its own conversation and not a phantom one;
 - files this process creates (tracker.db, logs it opens) are readable by their owner only, and every log record is
-  masked (bot/tickets/pii.py).
+  masked (bot/privacy/).
 """
 from __future__ import annotations
 
@@ -132,13 +132,24 @@ def _patch_rasa_run() -> None:
 
     _extend_app_factory(run, "configure_app", "_settles_memory",
                         lambda app: app.register_listener(_settle_memory, "after_server_start"))
+    _extend_app_factory(run, "configure_app", "_masks_handlers",
+                        lambda app: app.register_listener(_mask_log_handlers, "after_server_start"))
+
+
+def _mask_log_handlers(app: Any, loop: Any) -> None:
+    """The masking filter on the handlers `rasa run` has configured by now (its log file among them), and warnings
+    through logging again in case a library reset warnings.showwarning (bot/privacy/logs.py)."""
+    from bot.privacy.logs import capture_warnings, mask_handlers
+
+    capture_warnings()
+    mask_handlers()
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     os.environ.setdefault("SANIC_REQUEST_MAX_SIZE", str(DEFAULT_MAX_BODY))
     _without_unused_optional_modules()
     private_umask()
-    from bot.tickets.pii import install_log_redaction
+    from bot.privacy import install_log_redaction
 
     install_log_redaction()
     _patch_rasa_app()

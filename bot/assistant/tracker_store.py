@@ -10,7 +10,7 @@ endpoints.yml:
       keep_turns: 2              # optional: finished user turns kept after the checkpoint (at least 2)
 
 Masking: user and bot texts, parse data (text, entity values), slot values and message metadata are masked with
-bot.tickets.pii before they reach the `events` table. Only the events that are new in a turn are masked and written
+bot.privacy before they reach the `events` table. Only the events that are new in a turn are masked and written
 (each event once, when it is first saved). The conversation in memory is unchanged for the turn in progress, so the
 bot and its actions still see what the user typed (e.g. the contact a user consents to give); from the next turn on,
 the tracker is read back masked. Loading this module also masks personal data in every log record of the Rasa
@@ -55,7 +55,7 @@ from rasa.shared.core.trackers import DialogueStateTracker  # noqa: E402
 from rasa.shared.nlu.constants import INTENT_NAME_KEY  # noqa: E402
 from sqlalchemy.orm import declarative_base  # noqa: E402
 
-from bot.tickets.pii import install_log_redaction, mask_data  # noqa: E402
+from bot.privacy import install_log_redaction, mask_data  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

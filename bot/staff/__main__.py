@@ -5,7 +5,8 @@ import logging
 from aiohttp import web
 
 from bot.staff.app import create_app
-from bot.tickets.pii import install_log_redaction
+from bot.privacy import install_log_redaction
+from bot.privacy.logs import mask_handlers
 
 
 def main() -> None:
@@ -15,6 +16,7 @@ def main() -> None:
     args = parser.parse_args()
     install_log_redaction()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    mask_handlers()
     web.run_app(create_app(), host=args.host, port=args.port)
 
 

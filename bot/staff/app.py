@@ -27,10 +27,10 @@ from typing import Any, Deque, Dict, List, Optional
 from aiohttp import web
 
 from bot.origins import frame_ancestors
+from bot.privacy import mask_pii, mask_sender_id
 from bot.staff import service
 from bot.staff.rasa_api import RasaClient, RasaUnavailable
 from bot.tickets.models import CATEGORIES, STATUSES, Ticket, normalize_ticket_id
-from bot.tickets.pii import mask_text
 from bot.tickets.store import UNAVAILABLE, StoreUnavailable, TicketNotFound, TicketStore
 from bot.tickets.texts import (STAFF_LANGS, reason_label, staff_cards, staff_estimate_lines, staff_labels,
                               staff_value_lines)
@@ -331,7 +331,7 @@ def _live_messages(rasa: RasaClient, ticket: Ticket) -> List[Dict[str, str]]:
         if ev.get("event") in ("user", "bot") and ev.get("text") and ev.get("timestamp", 0) >= since:
             # Staff replies are bot events; a user event claiming metadata.staff is the customer's (finding 4).
             role = "staff" if ev["event"] == "bot" and (ev.get("metadata") or {}).get("staff") else ev["event"]
-            out.append({"role": role, "text": mask_text(ev["text"])})
+            out.append({"role": role, "text": mask_pii(ev["text"])})
     return out
 
 
@@ -367,7 +367,7 @@ async def ticket_detail(request: web.Request) -> web.Response:
         ("priority", f'<span class="p{t.priority}">{e(L["priorities"][t.priority])}</span> {reasons}'),
         ("category", e(L["categories"][t.category])),
         ("language", e(L["languages"].get(t.language, t.language))),
-        ("channel", e(t.channel)), ("sender", f"<code>{e(t.sender_id)}</code>"),
+        ("channel", e(t.channel)), ("sender", f"<code>{e(mask_sender_id(t.sender_id))}</code>"),
         ("created", f'<span class="ltr">{t.created_at:%Y-%m-%d %H:%M} UTC</span>'),
         ("updated", f'<span class="ltr">{t.updated_at:%Y-%m-%d %H:%M} UTC</span>'),
         ("contact", f'<span id="contact">{contact}</span>')))

@@ -60,7 +60,14 @@ SHORT_NUMBER_DIGITS = 12
 
 
 def _short_number(raw: str) -> str:
-    """A number as typed, shortened when it is very long, so a reply quoting it stays readable."""
+    """A number as typed, shortened when it is very long, so a reply quoting it stays readable. A number that is
+    personal data is quoted as its placeholder: the shortened form would keep nine of its digits where the masking
+    of the stores and logs can no longer recognise them (issue 20)."""
+    from bot.privacy import mask_pii
+
+    masked = mask_pii(raw)
+    if masked != raw:
+        return masked
     return raw if len(raw) <= SHORT_NUMBER_DIGITS else f"{raw[:6]}…{raw[-3:]}"
 
 

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Callable, List, Optional
 
+from bot.privacy import mask_sender_id
 from bot.tickets.models import CATEGORIES, STATUSES, Ticket, normalize_ticket_id
 from bot.tickets.store import StoreUnavailable, TicketNotFound, TicketStore
 from bot.tickets.texts import reason_label, staff_labels
@@ -93,7 +94,7 @@ def render_ticket_text(t: Ticket, lang: str = "en") -> str:
         + (f"  ({L['spooled']})" if t.spooled else ""),
         f"{L['reasons']}: " + ", ".join(reason_label(r, lang) for r in t.priority_reasons),
         f"{L['category']}: {L['categories'][t.category]}   {L['language']}: {t.language}   "
-        f"{L['channel']}: {t.channel}   {L['sender']}: {t.sender_id}",
+        f"{L['channel']}: {t.channel}   {L['sender']}: {mask_sender_id(t.sender_id)}",
         f"{L['created']}: {t.created_at:%Y-%m-%d %H:%M} UTC   {L['updated']}: {t.updated_at:%Y-%m-%d %H:%M} UTC",
         f"{L['contact']}: {t.contact} ({t.contact_kind})" if t.contact else f"{L['contact']}: {L['anonymous']}",
         "",

@@ -15,9 +15,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional
 
+from bot.privacy import mask_data, mask_pii
 from bot.tickets import db
 from bot.tickets.models import STATUSES, Message, Note, Ticket, TicketDraft, new_ticket_id, utcnow
-from bot.tickets.pii import mask_data, mask_text
 from bot.tickets.priority import prioritize
 from bot.tickets.spool import Spool
 
@@ -81,7 +81,7 @@ def build_ticket(draft: TicketDraft, now: Optional[datetime] = None) -> Ticket:
     # session id can look like an ID number and must not be masked.
     data = mask_data(data, skip_keys=CONVERSATION_KEYS)
     data["excerpt"] = [
-        Message(role=m["role"], text=mask_text(m["text"])[:EXCERPT_CHARS], at=m.get("at"))
+        Message(role=m["role"], text=mask_pii(m["text"])[:EXCERPT_CHARS], at=m.get("at"))
         for m in data["excerpt"][-EXCERPT_MESSAGES:]
     ]
     return Ticket(**data, id=new_ticket_id(now), created_at=now, updated_at=now, priority=priority,
@@ -289,7 +289,7 @@ class TicketStore:
         if not text:
             raise ValueError("empty note")
         return self._update(ticket_id, lambda row: row.notes.append(
-            db.NoteRow(at=utcnow(), author=mask_text(author)[:128], kind=kind, text=mask_text(text))))
+            db.NoteRow(at=utcnow(), author=mask_pii(author)[:128], kind=kind, text=mask_pii(text))))
 
     def set_status(self, ticket_id: str, status: str, author: str = "staff", note: Optional[str] = None) -> Ticket:
         if status not in STATUSES:
@@ -297,12 +297,12 @@ class TicketStore:
 
         def mutate(row: db.TicketRow) -> None:
             if row.status != status:
-                row.notes.append(db.NoteRow(at=utcnow(), author=mask_text(author)[:128], kind="status",
+                row.notes.append(db.NoteRow(at=utcnow(), author=mask_pii(author)[:128], kind="status",
                                             text=f"{row.status} -> {status}"))
                 row.status = status
             if note and note.strip():
-                row.notes.append(db.NoteRow(at=utcnow(), author=mask_text(author)[:128], kind="note",
-                                            text=mask_text(note.strip())))
+                row.notes.append(db.NoteRow(at=utcnow(), author=mask_pii(author)[:128], kind="note",
+                                            text=mask_pii(note.strip())))
 
         return self._update(ticket_id, mutate)
 
@@ -317,4 +317,4 @@ class TicketStore:
 
 
 def _short(err: BaseException) -> str:
-    return mask_text(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__)[:200]
+    return mask_pii(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__)[:200]
