@@ -141,8 +141,11 @@ class _Pass:
 
 
 def _cover(counts: np.ndarray, percent: int) -> int:
-    """The smallest length that holds `percent` % of the examples whole."""
-    return int(np.percentile(counts, percent, method="higher")) if counts.size else 0
+    """The smallest length that holds at least `percent` % of the examples whole."""
+    if not counts.size:
+        return 0
+    rank = max(1, math.ceil(counts.size * percent / 100))
+    return int(np.partition(counts, rank - 1)[rank - 1])
 
 
 def _choose_length(cover_99: int, standard: Sequence[int]) -> int:

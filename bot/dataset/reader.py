@@ -65,7 +65,14 @@ def file_kind(path: str, head: bytes) -> str:
         raise FileRejected("binary_file")
     if name.endswith((".xlsx", ".xlsm", ".xls")):
         raise FileRejected("binary_file")  # a spreadsheet name on something that is not a zip
-    _check_utf8_prefix(head)
+    kind = _text_kind(name, head)
+    # One undecodable JSONL line is that line's problem; a CSV (read as one text stream) or a first line that is
+    # not UTF-8 means the file is in another encoding.
+    _check_utf8_prefix(head if kind == "csv" else head.split(b"\n", 1)[0])
+    return kind
+
+
+def _text_kind(name: str, head: bytes) -> str:
     if name.endswith((".csv", ".tsv")):
         return "csv"
     first = head.lstrip(codecs.BOM_UTF8 + b" \t\r\n")[:1]
