@@ -22,7 +22,8 @@ from bot.dataset.texts import DatasetKnowledge, load_dataset_knowledge
 from bot.dataset.tokens import counter_for_model
 
 BATCH = 2000  # examples tokenized at once: enough to keep both tokenizer threads busy, small in memory
-LANGUAGE_SAMPLE_CHARS = 1000  # the language of an example is read from its first thousand characters
+LANGUAGE_SAMPLE_CHARS = 400  # the language of an example is read from its first characters (a few sentences)
+SHORT_CHARS = 80  # words are counted only in examples this short: four words never take more characters than this
 MAX_LINES_KEPT = 1000  # line numbers kept per problem kind (the count is always exact)
 _ARABIC_SCRIPT = re.compile(r"[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u024f]")
@@ -74,21 +75,21 @@ def language_of(texts: Sequence[str], kb: DatasetKnowledge) -> str:
     if any(letter in sample for letter in words["turkish_letters"]):
         return "tr"
     tokens = sample.casefold().split()
-    turkish = sum(1 for token in tokens if token in _word_set(words, "turkish_words"))
-    english = sum(1 for token in tokens if token in _word_set(words, "english_words"))
+    turkish_words, english_words = _word_sets(kb)
+    turkish = sum(1 for token in tokens if token in turkish_words)
+    english = sum(1 for token in tokens if token in english_words)
     if turkish > english:
         return "tr"
     return "en" if english else "other"
 
 
-_WORD_SETS: Dict[Tuple[int, str], frozenset] = {}
+_WORD_SETS: Dict[int, Tuple[frozenset, frozenset]] = {}
 
 
-def _word_set(words: dict, key: str) -> frozenset:
-    cache_key = (id(words), key)
-    if cache_key not in _WORD_SETS:
-        _WORD_SETS[cache_key] = frozenset(words[key])
-    return _WORD_SETS[cache_key]
+def _word_sets(kb: DatasetKnowledge) -> Tuple[frozenset, frozenset]:
+    if id(kb) not in _WORD_SETS:
+        _WORD_SETS[id(kb)] = (frozenset(kb.languages["turkish_words"]), frozenset(kb.languages["english_words"]))
+    return _WORD_SETS[id(kb)]
 
 
 def _keep(lines: List[int], line: int) -> None:
@@ -125,11 +126,12 @@ class _Pass:
         if kind:
             _keep(self.duplicate_lines[kind], line)
         texts = example.texts()
-        if sum(len(_WORD.findall(text)) for text in texts) < self.kb.analysis["short_words"]:
+        if sum(map(len, texts)) < SHORT_CHARS and \
+                sum(len(_WORD.findall(text)) for text in texts) < self.kb.analysis["short_words"]:
             self.short += 1
             _keep(self.short_lines, line)
         self.languages[language_of(texts, self.kb)] += 1
-        self.pii.update(count_pii(texts))
+        self.pii.update(count_pii(["\n\n".join(texts)]))  # one pass per example; \n is no digit separator
         self._batch.append(example)
         if len(self._batch) >= BATCH:
             self.flush()

@@ -26,16 +26,25 @@ def _address_pattern() -> "re.Pattern[str]":
     return re.compile(rf"(?i)(?<!\w)(?:{alternatives})(?:\s+\S+){{0,{_WORDS_BETWEEN}}}?\s*[:.]?\s*[0-9۰-۹٠-٩]+")
 
 
+@lru_cache(maxsize=1)
+def _address_words() -> tuple:
+    from bot.dataset.texts import load_dataset_knowledge
+
+    return tuple(word.casefold() for word in load_dataset_knowledge().address_words)
+
+
 def count_pii(texts: Iterable[str]) -> Dict[str, int]:
     """Kind -> number of findings (phone, email, tc_kimlik, ir_national_id, iban, card, telegram, address)."""
     counts: Counter = Counter()
-    pattern = _address_pattern()
+    pattern, words = _address_pattern(), _address_words()
     for text in texts:
         if not text:
             continue
         for finding in find_pii(text):
             counts[finding.kind] += 1
-        counts["address"] += sum(1 for _ in pattern.finditer(text))
+        folded = text.casefold()
+        if any(word in folded for word in words):  # substring tests first: the pattern is slow on every position
+            counts["address"] += sum(1 for _ in pattern.finditer(text))
     return {kind: count for kind, count in counts.items() if count}
 
 

@@ -59,11 +59,24 @@ class Encoder:
         return self._sp.encode(text)
 
     def count_batch(self, texts: Sequence[str]) -> List[int]:
-        if self.nfc:
-            texts = [unicodedata.normalize("NFC", text) for text in texts]
+        texts = [unicodedata.normalize("NFC", text) for text in texts] if self.nfc else list(texts)
         if self._tiktoken is not None:
-            return [len(ids) for ids in self._tiktoken.encode_ordinary_batch(list(texts), num_threads=BATCH_THREADS)]
+            # one task per thread, not one per text: tiktoken's own batch call submits every text to its pool
+            encode = self._tiktoken.encode_ordinary
+            chunks = [texts[start::BATCH_THREADS] for start in range(BATCH_THREADS)]
+            counted = list(_pool().map(lambda chunk: [len(encode(text)) for text in chunk], chunks))
+            out = [0] * len(texts)
+            for start, counts in enumerate(counted):
+                out[start::BATCH_THREADS] = counts
+            return out
         return [len(ids) for ids in self._sp.encode(list(texts), num_threads=BATCH_THREADS)]
+
+
+@lru_cache(maxsize=1)
+def _pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(BATCH_THREADS)  # tiktoken releases the GIL while it encodes
 
 
 @lru_cache(maxsize=8)

@@ -189,8 +189,8 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
                            room=sid, namespace=channel.namespace)
             return
         text = data.get("message")
-        if not isinstance(text, str) or not text.strip():
-            return
+        if not isinstance(text, str) or not text.strip() or text.lstrip().startswith("/dataset_upload"):
+            return  # the data check's payload only ever comes from the upload below, never typed
         raw_metadata = data.get(channel.metadata_key)
         if isinstance(raw_metadata, str):
             try:
@@ -204,4 +204,7 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
             return
         await on_new_message(UserMessage(text, output, session_id, input_channel=channel.name(), metadata=metadata))
 
+    from bot.dataset.upload_socketio import register_upload  # the widget's file upload (issue 23)
+
+    register_upload(sio, channel, bound, verify_session, on_new_message)
     return webhook

@@ -262,7 +262,8 @@ class TelegramInput(InputChannel):
                     return None
                 text = message.get("text") or message.get("caption")
                 return {"text": self._clean_text(text) if isinstance(text, str) else None,
-                        "chat": message.get("chat") or {}, "from": sender, "callback_id": None}
+                        "chat": message.get("chat") or {}, "from": sender, "callback_id": None,
+                        "document": message.get("document")}
         return None
 
     def blueprint(self, on_new_message: Callable[[UserMessage], Awaitable[Any]]) -> Blueprint:
@@ -304,6 +305,13 @@ class TelegramInput(InputChannel):
         if found["callback_id"]:
             await out.answer_callback_query(str(found["callback_id"]))  # stops the button's spinner at once
         text, chat, sender = found["text"], found["chat"], found["from"]
+        if found.get("document") and chat.get("id") is not None:  # a training file: the data check (issue 23)
+            from bot.dataset.telegram_upload import document_payload
+
+            await out.send_chat_action(str(chat["id"]), "typing")
+            text = await document_payload(out.api, found["document"], str(chat["id"]))
+        elif text and text.lstrip().startswith("/dataset_upload"):
+            return  # the data check's payload only ever comes from a document, never typed
         if not text or chat.get("id") is None:
             return
         # "typing…" in the user's app while the assistant works (Telegram clears it with the first reply).
