@@ -6,6 +6,7 @@ and counted in tokens in batches; only fingerprints, counts and line numbers are
 from __future__ import annotations
 
 import math
+import os
 import re
 from array import array
 from collections import Counter as Tally
@@ -14,13 +15,15 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from bot.dataset.duplicates import DuplicateFinder
+from bot.dataset.duplicates import DuplicateFinder, fingerprints
 from bot.dataset.formats import Example, Problem
 from bot.dataset.pii_counts import count_pii
 from bot.dataset.reader import DatasetReader, ReadLimits
 from bot.dataset.texts import DatasetKnowledge, load_dataset_knowledge
 from bot.dataset.tokens import counter_for_model
 
+WORKERS = min(2, os.cpu_count() or 1)  # the development and CI machines have 2 cores (env README)
+PARALLEL_MIN_BYTES = 8_000_000  # below this, starting a second process costs more than it saves
 BATCH = 2000  # examples tokenized at once: enough to keep both tokenizer threads busy, small in memory
 LANGUAGE_SAMPLE_CHARS = 400  # the language of an example is read from its first characters (a few sentences)
 SHORT_CHARS = 80  # words are counted only in examples this short: four words never take more characters than this
@@ -100,9 +103,13 @@ def _keep(lines: List[int], line: int) -> None:
 class _Pass:
     """The state of one pass over the file."""
 
-    def __init__(self, kb: DatasetKnowledge, model_id: Optional[str]):
-        self.kb, self.counter = kb, counter_for_model(model_id)
+    def __init__(self, kb: DatasetKnowledge, model_id: Optional[str], deferred_duplicates: bool = False):
+        self.kb, self.model_id, self._counter = kb, model_id, None
         self.duplicates = DuplicateFinder()
+        # A worker of a parallel pass keeps the fingerprints in file order; the parent finds the duplicates
+        self.deferred_duplicates = deferred_duplicates
+        self.fingerprints = bytearray()
+        self.fingerprint_lines = array("I")
         self.problems: Dict[str, List[int]] = {}
         self.problem_counts: Tally = Tally()
         self.formats: Tally = Tally()
@@ -122,9 +129,12 @@ class _Pass:
     def add_example(self, line: int, example: Example) -> None:
         self.formats[example.fmt] += 1
         _keep(self.format_lines.setdefault(example.fmt, []), line)
-        kind = self.duplicates.check(example)
-        if kind:
-            _keep(self.duplicate_lines[kind], line)
+        if self.deferred_duplicates:
+            exact, loose = fingerprints(example)
+            self.fingerprints += exact + loose
+            self.fingerprint_lines.append(line)
+        else:
+            self.add_fingerprints(line, *fingerprints(example))
         texts = example.texts()
         if sum(map(len, texts)) < SHORT_CHARS and \
                 sum(len(_WORD.findall(text)) for text in texts) < self.kb.analysis["short_words"]:
@@ -136,9 +146,16 @@ class _Pass:
         if len(self._batch) >= BATCH:
             self.flush()
 
+    def add_fingerprints(self, line: int, exact: bytes, loose: bytes) -> None:
+        kind = self.duplicates.check_fingerprints(exact, loose)
+        if kind:
+            _keep(self.duplicate_lines[kind], line)
+
     def flush(self) -> None:
         if self._batch:
-            self.token_counts.extend(self.counter.count_examples(self._batch))
+            if self._counter is None:  # loaded on first use: the parent of a parallel pass never needs it
+                self._counter = counter_for_model(self.model_id)
+            self.token_counts.extend(self._counter.count_examples(self._batch))
             self._batch = []
 
 
@@ -182,14 +199,24 @@ def analyse_file(path: str, limits: ReadLimits, model_id: Optional[str] = None, 
     """Read and measure the file; FileRejected / ColumnsNeeded when it cannot be read at all."""
     kb = kb or load_dataset_knowledge()
     reader = DatasetReader(path, limits, columns=columns, header_words=kb.header_words())
-    state = _Pass(kb, model_id)
-    for line, parsed in reader:
+    if reader.kind == "jsonl" and os.path.getsize(path) >= PARALLEL_MIN_BYTES and WORKERS > 1:
+        from bot.dataset.parallel import analyse_jsonl_in_parallel
+
+        state = analyse_jsonl_in_parallel(path, limits, model_id, kb, WORKERS)
+    else:
+        state = _Pass(kb, model_id)
+        run_pass(state, reader)
+    return _report(reader.kind, state, kb, model_id, seq_len)
+
+
+def run_pass(state: "_Pass", lines) -> "_Pass":
+    for line, parsed in lines:
         if isinstance(parsed, Problem):
             state.add_problem(line, parsed)
         else:
             state.add_example(line, parsed)
     state.flush()
-    return _report(reader.kind, state, kb, model_id, seq_len)
+    return state
 
 
 def _report(kind: str, state: _Pass, kb: DatasetKnowledge, model_id: Optional[str],

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Optional, Set
+from typing import Optional, Set, Tuple
 
 from bot.dataset.formats import Example
 
-_FINGERPRINT_BYTES = 8  # 64 bits: a false match among 10^6 examples has odds about 10^-8 (birthday bound)
+FINGERPRINT_BYTES = 8  # 64 bits: a false match among 10^6 examples has odds about 10^-8 (birthday bound)
 # (variant, canonical) pairs, replaced with str.replace: a translate() table costs a dict lookup per character
 _LETTER_VARIANTS = (("ي", "ی"), ("ى", "ی"), ("ك", "ک"), ("ة", "ه"), ("أ", "ا"), ("إ", "ا"), ("آ", "ا"),
                     ("\u200c", ""), ("\u200d", ""), ("ـ", ""), ("ı", "i"))
@@ -21,7 +21,7 @@ _NOT_LETTER = re.compile(r"[\W\d_]+", re.UNICODE)
 
 
 def _fingerprint(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_FINGERPRINT_BYTES).digest()
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=FINGERPRINT_BYTES).digest()
 
 
 def canonical_text(example: Example) -> str:
@@ -37,6 +37,11 @@ def loose_text(example: Example) -> str:
     return _NOT_LETTER.sub("", text)
 
 
+def fingerprints(example: Example) -> Tuple[bytes, bytes]:
+    """(exact, near) fingerprints of an example, FINGERPRINT_BYTES each."""
+    return _fingerprint(canonical_text(example)), _fingerprint(loose_text(example))
+
+
 class DuplicateFinder:
     """Feed examples in file order; each call says whether the example copies an earlier one."""
 
@@ -48,8 +53,9 @@ class DuplicateFinder:
 
     def check(self, example: Example) -> Optional[str]:
         """"exact", "near" or None; an exact copy is not also counted as near."""
-        exact = _fingerprint(canonical_text(example))
-        loose = _fingerprint(loose_text(example))
+        return self.check_fingerprints(*fingerprints(example))
+
+    def check_fingerprints(self, exact: bytes, loose: bytes) -> Optional[str]:
         if exact in self._exact:
             self.exact += 1
             return "exact"

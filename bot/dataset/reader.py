@@ -136,16 +136,7 @@ class DatasetReader:
 
     # ------------------------------------------------------------------------------------------ JSON
     def _jsonl(self) -> Iterator[Tuple[int, Parsed]]:
-        with open(self.path, "rb") as handle:
-            for number, raw in enumerate(_bounded_lines(handle, self.limits.max_line_bytes), start=1):
-                if raw is None:
-                    yield number, Problem("line_too_long")
-                    continue
-                if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                    raw = raw[len(codecs.BOM_UTF8):]
-                if not raw.strip():
-                    continue
-                yield number, _parse_json_line(raw)
+        return jsonl_range(self.path, 0, os.path.getsize(self.path), 1, self.limits.max_line_bytes)
 
     def _json_array(self) -> Iterator[Tuple[int, Parsed]]:
         if os.path.getsize(self.path) > self.limits.max_line_bytes * 4:
@@ -226,6 +217,46 @@ class DatasetReader:
         if len([name for name in header if name.strip()]) == 2 and len(header) == 2:
             return 0, 1
         raise ColumnsNeeded(len(header))
+
+
+def jsonl_range(path: str, start: int, end: int, first_line: int,
+                max_line_bytes: int) -> Iterator[Tuple[int, Parsed]]:
+    """(line number, Example | Problem) of the JSONL lines that start in [start, end); `start` begins a line."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        for number, raw in enumerate(_bounded_lines(handle, max_line_bytes), start=first_line):
+            if raw is None:
+                yield number, Problem("line_too_long")
+            else:
+                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8):]
+                if raw.strip():
+                    yield number, _parse_json_line(raw)
+            if handle.tell() >= end:
+                return
+
+
+def line_starts(path: str, parts: int) -> List[Tuple[int, int, int]]:
+    """The file cut into up to `parts` (start, end, first line number) ranges at line starts."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as handle:
+        for part in range(1, parts):
+            handle.seek(max(size * part // parts, cuts[-1]))
+            for _ in _bounded_lines(handle, 1 << 20):  # skip to the next line start, a long line in chunks
+                break
+            if cuts[-1] < handle.tell() < size:
+                cuts.append(handle.tell())
+        cuts.append(size)
+        lines, handle_position, numbers = 1, 0, [1]
+        handle.seek(0)
+        for cut in cuts[1:-1]:
+            while handle_position < cut:
+                block = handle.read(min(1 << 20, cut - handle_position))
+                lines += block.count(b"\n")
+                handle_position += len(block)
+            numbers.append(lines)
+    return [(cuts[i], cuts[i + 1], numbers[i]) for i in range(len(cuts) - 1)]
 
 
 def _row_example(row: Sequence[str], question: int, answer: int) -> Parsed:
