@@ -293,3 +293,27 @@ def test_cli_text_summary_in_persian(tmp_path):
     assert "نمونهٔ قابل استفاده" in done.stdout and "جای آن شمرده است" in done.stdout
     assert (tmp_path / "h.png").read_bytes()[:4] == b"\x89PNG"
     assert FA_Q not in done.stdout
+
+
+def test_two_processes_give_the_figures_of_one_pass(tmp_path):
+    """A large JSONL is measured in two halves (bot/dataset/parallel.py): same report, same line numbers."""
+    from bot.dataset import analysis
+    from bot.dataset.parallel import analyse_jsonl_in_parallel
+    from bot.dataset.reader import line_starts
+
+    records = []
+    for index in range(300):
+        q, a = [(FA_Q, FA_A), (TR_Q, TR_A), (EN_Q, EN_A)][index % 3]
+        records.append(_chat(q, a + (" 0532 111 22 33" if index == 7 else f" ({index % 40})")))
+        if index % 50 == 0:
+            records.append("{broken")
+    path = _write_jsonl(tmp_path / "big.jsonl", records)
+    ranges = line_starts(path, 2)
+    assert len(ranges) == 2 and ranges[0][0] == 0 and ranges[1][1] == os.path.getsize(path)
+    with open(path, "rb") as handle:
+        assert handle.read()[ranges[1][0] - 1:ranges[1][0]] == b"\n"  # the cut is at a line start
+    single = analyse_file(path, CLI_LIMITS, "llama-3.1-8b")
+    state = analyse_jsonl_in_parallel(path, CLI_LIMITS, "llama-3.1-8b", KB, 2)
+    parallel = analysis._report("jsonl", state, KB, "llama-3.1-8b", None)
+    assert parallel.to_json() == single.to_json()
+    assert single.duplicates["exact"] > 0 and single.problems["bad_json"][:2] == [2, 53]
