@@ -321,7 +321,7 @@
     });
   };
 
-  var UPLOAD_CHUNK_BYTES = 256 * 1024;  // under engine.io's 1 MB message limit (bot/dataset/upload_socketio.py)
+  var UPLOAD_CHUNK_BYTES = 256 * 1024;  // under engine.io's 1 MB message limit (bot/assistant/channels/dataset_upload.py)
 
   /** Send a training file in chunks; the figures come back as the assistant's answer. */
   Widget.prototype.upload = function (file) {

@@ -204,7 +204,7 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
             return
         await on_new_message(UserMessage(text, output, session_id, input_channel=channel.name(), metadata=metadata))
 
-    from bot.dataset.upload_socketio import register_upload  # the widget's file upload (issue 23)
+    from bot.assistant.channels.dataset_upload import register_upload  # the widget's file upload (issue 23)
 
     register_upload(sio, channel, bound, verify_session, on_new_message)
     return webhook
