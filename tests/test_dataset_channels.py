@@ -145,6 +145,29 @@ def test_a_binary_renamed_jsonl_is_refused_in_persian(telegram, tmp_path):
     assert not list(Path(telegram["uploads"]).glob("*.*"))
 
 
+def test_an_excel_sheet_with_a_formula_is_read_and_the_formula_row_named(telegram, tmp_path):
+    import openpyxl
+
+    fake, server, chat_id = telegram["fake"], telegram["server"], 23004
+    fake.clear()
+    post(server, {"text": "/start"}, chat_id, "tr")
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.append(["Soru", "Cevap"])
+    for index in range(12):
+        sheet.append([f"{MARKERS['tr'][0]} {index}", f"{MARKERS['tr'][1]} {index}"])
+    sheet.append(["=1+1", "=A2"])
+    path = tmp_path / "sorular.xlsx"
+    workbook.save(path)
+    fake.documents["doc-xlsx"] = path.read_bytes()
+    post(server, {"document": {"file_id": "doc-xlsx", "file_unique_id": "u4", "file_name": "sorular.xlsx",
+                               "file_size": path.stat().st_size}}, chat_id, "tr")
+    summary = next(text for text in texts_to(fake, chat_id) if "kullanılabilir" in text)
+    assert "(Excel)" in summary and "kullanılabilir 12 örnek" in summary
+    assert "formül içeren hücre (formüller çalıştırılmaz): satır 14" in summary
+    assert_no_content_left(server, [telegram["uploads"], telegram["charts"], ROOT / "var"], "tr")
+
+
 def test_a_typed_dataset_payload_is_ignored(telegram):
     fake, server, chat_id = telegram["fake"], telegram["server"], 23003
     fake.clear()

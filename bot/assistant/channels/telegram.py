@@ -328,7 +328,8 @@ class TelegramInput(InputChannel):
         if text == "/start" and base_language in ASSISTANT_LANGUAGES:
             metadata[LANGUAGE_HINT_KEY] = base_language
             text = "/start" + json.dumps({"language": base_language})
-        if too_long(text):  # the same 4,000-character limit as the other channels (limits.py); not stored
+        # the same 4,000-character limit as the other channels (limits.py), not stored; a data check's figures are ours
+        if not found.get("document") and too_long(text):
             await out.send_text_message(str(chat["id"]), too_long_answer(text, {"locale": language_code}))
             return
         await on_new_message(UserMessage(text, out, str(chat["id"]), input_channel=self.name(),
