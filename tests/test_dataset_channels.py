@@ -247,3 +247,25 @@ def test_a_jsonl_uploaded_in_the_widget_gets_the_summary_and_the_estimate(site, 
     slots = tracker(site["rasa"], session_id)["slots"]
     assert slots["seq_len"] == report.seq_len and slots["total_tokens"] == report.tokens_per_epoch
     assert_no_content_left(site["rasa"], [site["uploads"], site["charts"], ROOT / "var"], "fa")
+
+
+@pytest.mark.browser
+def test_a_renamed_binary_uploaded_in_the_widget_is_refused_in_turkish(site, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    path = tmp_path / "veri.jsonl"
+    path.write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 64)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
+        context = browser.new_context(bypass_csp=True)
+        page = context.new_page()
+        page.goto(f"{site['url']}/?lang=tr")
+        page.wait_for_selector(".gpa[data-connection='connected']")
+        page.wait_for_selector(".gpa-row--bot")
+        assert page.locator(".gpa-file").inner_text() == "Veri dosyası"
+        page.set_input_files(".gpa-file-input", str(path))
+        answer = page.locator(".gpa-row--bot .gpa-text", has_text="JSONL, CSV veya XLSX")
+        answer.wait_for(timeout=60000)
+        context.close()
+        browser.close()
+    assert not list(Path(site["uploads"]).glob("*.*"))
