@@ -26,7 +26,8 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 
 # Sub-commands written elsewhere in the project; each module exposes register(subparsers).
-PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.tickets.cli"}
+PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.tickets.cli",
+           "dataset": "bot.dataset.cli"}
 CORE_COMMANDS = ("estimate", "chart")
 # bot.advisor.schema.STACK_IDS, written out: the parser is built before the advisor is imported (start-up time);
 # tests/test_cli.py checks the two agree.

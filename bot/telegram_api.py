@@ -77,6 +77,10 @@ class BotApi:
     def _url(self, method: str) -> str:
         return f"{self.api_url}/bot{self._token}/{method}"
 
+    def file_url(self, file_path: str) -> str:
+        """Where a getFile path is downloaded (holds the token: never log it)."""
+        return f"{self.api_url}/file/bot{self._token}/{file_path}"
+
     @staticmethod
     async def _result(method: str, resp: aiohttp.ClientResponse) -> Any:
         try:

@@ -34,6 +34,7 @@ class FakeBotApi:
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._runner: Optional[web.AppRunner] = None
         self._thread: Optional[threading.Thread] = None
+        self.documents: Dict[str, bytes] = {}  # file_id -> content, served by getFile and /file/bot<token>/...
 
     @property
     def url(self) -> str:
@@ -81,9 +82,20 @@ class FakeBotApi:
                       "chat": {"id": int(payload.get("chat_id", 0)), "type": "private"}}
             if method == "sendMessage":
                 result["text"] = payload.get("text")
+        elif method == "getFile":
+            file_id = str(payload.get("file_id"))
+            if file_id not in self.documents:
+                return web.json_response({"ok": False, "error_code": 400, "description": "Bad Request: invalid file_id"})
+            result = {"file_id": file_id, "file_size": len(self.documents[file_id]), "file_path": f"documents/{file_id}"}
         elif method == "getMe":
             result = {"id": 1, "is_bot": True, "first_name": "Fake", "username": "fake_bot"}
         return web.json_response({"ok": True, "result": result})
+
+    async def _file(self, request: web.Request) -> web.Response:
+        content = self.documents.get(request.match_info["file_id"])
+        if content is None:
+            return web.Response(status=404)
+        return web.Response(body=content, content_type="application/octet-stream")
 
     def start(self) -> "FakeBotApi":
         ready = threading.Event()
@@ -93,6 +105,7 @@ class FakeBotApi:
             asyncio.set_event_loop(self._loop)
             app = web.Application()
             app.router.add_post("/bot{token}/{method}", self._handle)
+            app.router.add_get("/file/bot{token}/documents/{file_id}", self._file)
             self._runner = web.AppRunner(app)
             self._loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, self.host, 0)

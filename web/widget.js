@@ -45,7 +45,9 @@
       you: "شما",
       bot: "مشاور",
       newChat: "گفت‌وگوی تازه",
-      choices: "گزینه‌ها"
+      choices: "گزینه‌ها",
+      file: "فایل داده",
+      fileLabel: "فرستادن فایل داده‌های آموزشی (JSONL، CSV یا XLSX)"
     },
     tr: {
       title: "Bulut GPU danışmanı",
@@ -62,7 +64,9 @@
       you: "Siz",
       bot: "Danışman",
       newChat: "Yeni sohbet",
-      choices: "Seçenekler"
+      choices: "Seçenekler",
+      file: "Veri dosyası",
+      fileLabel: "Eğitim verisi dosyası gönder (JSONL, CSV veya XLSX)"
     }
   };
 
@@ -281,7 +285,18 @@
     this.input.setAttribute("autocomplete", "off");
     this.sendButton = make("button", "gpa-send", t.send);
     this.sendButton.type = "submit";
+    // The data check (issue 23): a training file goes over the session's socket.io connection in chunks.
+    this.fileInput = make("input", "gpa-file-input");
+    this.fileInput.type = "file";
+    this.fileInput.accept = ".jsonl,.json,.ndjson,.csv,.tsv,.xlsx";
+    this.fileInput.hidden = true;
+    this.fileButton = make("button", "gpa-file", t.file);
+    this.fileButton.type = "button";
+    this.fileButton.setAttribute("aria-label", t.fileLabel);
+    this.fileButton.title = t.fileLabel;
     form.appendChild(label);
+    form.appendChild(this.fileButton);
+    form.appendChild(this.fileInput);
     form.appendChild(this.input);
     form.appendChild(this.sendButton);
     root.appendChild(form);
@@ -298,6 +313,42 @@
       }
     });
     this.resetButton.addEventListener("click", function () { self.reset(); });
+    this.fileButton.addEventListener("click", function () { self.fileInput.click(); });
+    this.fileInput.addEventListener("change", function () {
+      var file = self.fileInput.files && self.fileInput.files[0];
+      self.fileInput.value = "";
+      if (file) self.upload(file);
+    });
+  };
+
+  var UPLOAD_CHUNK_BYTES = 256 * 1024;  // under engine.io's 1 MB message limit (bot/assistant/channels/dataset_upload.py)
+
+  /** Send a training file in chunks; the figures come back as the assistant's answer. */
+  Widget.prototype.upload = function (file) {
+    var self = this;
+    if (!this.socket) return;
+    var entry = { from: "user", text: "\uD83D\uDCCE " + file.name };
+    this.remember(entry);
+    this.render(entry, false);
+    this.scrollDown();
+    this.setTyping(true);
+    var uploadId = "";
+    for (var i = 0; i < 4; i++) uploadId += Math.random().toString(36).slice(2, 10);
+    uploadId = uploadId.replace(/[^A-Za-z0-9]/g, "").slice(0, 32);
+    var index = 0;
+    function next(offset) {
+      var last = offset + UPLOAD_CHUNK_BYTES >= file.size;
+      file.slice(offset, offset + UPLOAD_CHUNK_BYTES).arrayBuffer().then(function (buffer) {
+        var chunk = { session_id: self.sessionId, session_token: self.sessionToken, upload_id: uploadId,
+                      index: index, data: buffer, last: last };
+        if (index === 0) chunk.name = file.name;
+        index += 1;
+        self.socket.emit("dataset_chunk", chunk, function (answer) {
+          if (answer && answer.ok && !last) next(offset + UPLOAD_CHUNK_BYTES);
+        });
+      });
+    }
+    next(0);
   };
 
   Widget.prototype.restore = function () {

@@ -198,8 +198,8 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
                            room=sid, namespace=channel.namespace)
             return
         text = data.get("message")
-        if not isinstance(text, str) or not text.strip():
-            return
+        if not isinstance(text, str) or not text.strip() or text.lstrip().startswith("/dataset_upload"):
+            return  # the data check's payload only ever comes from the upload below, never typed
         raw_metadata = data.get(channel.metadata_key)
         if isinstance(raw_metadata, str):
             try:
@@ -211,6 +211,9 @@ def secure_blueprint(channel: Any, sio: Any, on_new_message: Callable[[UserMessa
         await _deliver(UserMessage(text, output, session_id, input_channel=channel.name(), metadata=metadata),
                        addresses.get(sid), on_new_message)
 
+    from bot.assistant.channels.dataset_upload import register_upload  # the widget's file upload (issue 23)
+
+    register_upload(sio, channel, bound, verify_session, on_new_message)
     return webhook
 
 

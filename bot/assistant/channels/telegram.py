@@ -263,7 +263,8 @@ class TelegramInput(InputChannel):
                     return None
                 text = message.get("text") or message.get("caption")
                 return {"text": self._clean_text(text) if isinstance(text, str) else None,
-                        "chat": message.get("chat") or {}, "from": sender, "callback_id": None}
+                        "chat": message.get("chat") or {}, "from": sender, "callback_id": None,
+                        "document": message.get("document")}
         return None
 
     def blueprint(self, on_new_message: Callable[[UserMessage], Awaitable[Any]]) -> Blueprint:
@@ -305,6 +306,24 @@ class TelegramInput(InputChannel):
         if found["callback_id"]:
             await out.answer_callback_query(str(found["callback_id"]))  # stops the button's spinner at once
         text, chat, sender = found["text"], found["chat"], found["from"]
+        if chat.get("id") is None:
+            return
+        conversation = str(chat["id"])
+        # Per chat only: every update comes from Telegram's own addresses (issue 20, finding 6); before a document
+        # is fetched and measured, so a flood of files costs no work either.
+        if not limiter().message_allowed(conversation):
+            hint = {"locale": str(sender.get("language_code") or "")}
+            language = await conversation_language(conversation, text or "", hint)
+            await out.send_text_message(conversation, channel_answer(
+                "rate_limited", language, seconds=limiter().retry_after_s(conversation)))
+            return
+        if found.get("document") and chat.get("id") is not None:  # a training file: the data check (issue 23)
+            from bot.dataset.telegram_upload import document_payload
+
+            await out.send_chat_action(str(chat["id"]), "typing")
+            text = await document_payload(out.api, found["document"], str(chat["id"]))
+        elif text and text.lstrip().startswith("/dataset_upload"):
+            return  # the data check's payload only ever comes from a document, never typed
         if not text or chat.get("id") is None:
             return
         # "typing…" in the user's app while the assistant works (Telegram clears it with the first reply).
@@ -321,14 +340,8 @@ class TelegramInput(InputChannel):
         if text == "/start" and base_language in ASSISTANT_LANGUAGES:
             metadata[LANGUAGE_HINT_KEY] = base_language
             text = "/start" + json.dumps({"language": base_language})
-        conversation = str(chat["id"])
-        # Per chat only: every update comes from Telegram's own addresses (issue 20, finding 6).
-        if not limiter().message_allowed(conversation):
-            language = await conversation_language(conversation, text, {"locale": language_code})
-            await out.send_text_message(conversation, channel_answer(
-                "rate_limited", language, seconds=limiter().retry_after_s(conversation)))
-            return
-        if too_long(text):  # the same 4,000-character limit as the other channels (limits.py); not stored
+        # the same 4,000-character limit as the other channels (limits.py), not stored; a data check's figures are ours
+        if not found.get("document") and too_long(text):
             language = await conversation_language(conversation, text, {"locale": language_code})
             await out.send_text_message(conversation, too_long_answer(text, {"locale": language_code}, language))
             return
