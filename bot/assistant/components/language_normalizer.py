@@ -139,9 +139,9 @@ class MessageValues:
     @property
     def parsed(self) -> Any:
         if self._parsed is None:
-            from bot.text.parse import parse_values
+            from bot.text.parsed import parsed_message
 
-            self._parsed = parse_values(self.text)
+            self._parsed = parsed_message(self.text)
         return self._parsed
 
     def carries(self, fields: tuple) -> bool:
