@@ -88,9 +88,9 @@ def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]
     (it is the customer's price limit, not a total budget: language reviews fa §3.4, tr §2.5), so the form does
     not ask for a total budget on top of it.
     """
-    from bot.text.parse import parse_values
+    from bot.text.parsed import parsed_message
 
-    parsed = parse_values(text)
+    parsed = parsed_message(text)
     found = {name: getattr(parsed, name, None) for name in CONTRACT_SLOTS}
     found = {name: value for name, value in found.items() if value is not None and name not in updates}
     if found.get("hourly_cap") is not None and slots.get("budget") is None and "budget" not in updates:
@@ -145,11 +145,11 @@ ANSWER_FIELDS = {"model": ("model_id", "model_size_b"), "method": ("method",), "
                  "budget": ("budget_usd", "budget_unlimited", "hourly_cap")}
 def answers_requested_slot(text: Text, requested: Optional[Text]) -> bool:
     """The message gives the value the form asked for (parsed with that expectation)."""
-    from bot.text.parse import parse_values
+    from bot.text.parsed import parsed_message
 
     if requested not in ANSWER_FIELDS or not text.strip() or text.startswith("/"):
         return False
-    parsed = parse_values(text, expected=requested)
+    parsed = parsed_message(text, expected=requested)
     return any(getattr(parsed, name, None) not in (None, False) for name in ANSWER_FIELDS[requested])
 
 
@@ -328,9 +328,9 @@ class ValidateEstimateForm(FormValidationAction):
     @staticmethod
     def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text],
                    lang: Text = "fa") -> Dict[Text, Any]:
-        from bot.text.parse import parse_values
+        from bot.text.parsed import parsed_message
 
-        parsed = parse_values(text, expected=requested)
+        parsed = parsed_message(text, expected=requested)
         updates: Dict[Text, Any] = _model_from_text(dispatcher, parsed, text, lang)
         if parsed.method in METHODS:
             updates["method"] = parsed.method

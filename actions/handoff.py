@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import threading
-from typing import Any, Dict, List, Optional, Text
+from typing import Any, Dict, Iterator, List, Optional, Text
 
 from rasa_sdk import Action, Tracker
 from rasa_sdk.events import EventType, SlotSet

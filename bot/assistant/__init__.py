@@ -17,3 +17,4 @@ from bot.assistant import validation_once  # noqa: E402,F401  slot-mapping valid
 from bot.assistant import in_process_actions  # noqa: E402,F401  validation actions run inside Rasa
 from bot.assistant import action_timeout  # noqa: E402,F401  action server slow or down: answer within seconds
 from bot.assistant import store_unavailable  # noqa: E402,F401  conversation store down: answered, not swallowed
+from bot.assistant import payload_depth  # noqa: E402,F401  a payload's JSON nested too deeply: no entities

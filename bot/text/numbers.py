@@ -86,11 +86,10 @@ class Pattern:
     prefix: bool
 
     def matches(self, token: Token) -> bool:
-        if token.is_break:
+        text = token.text
+        if text in _BREAKS:
             return False
-        if self.prefix:
-            return token.text.startswith(self.text)
-        return token.text == self.text
+        return text.startswith(self.text) if self.prefix else text == self.text
 
 
 Phrase = Tuple[Pattern, ...]
@@ -109,6 +108,16 @@ def compile_phrase(words: Sequence[str] | str) -> Phrase:
         patterns.extend(Pattern(p, False) for p in pieces[:-1])
         patterns.append(Pattern(pieces[-1], prefix))
     return tuple(patterns)
+
+
+def _rest_matches(tokens: Sequence[Token], index: int, phrase: Phrase) -> int:
+    """``match_at`` for a phrase whose first word is known to match the token at ``index``."""
+    if index + len(phrase) > len(tokens):
+        return 0
+    for offset in range(1, len(phrase)):
+        if not phrase[offset].matches(tokens[index + offset]):
+            return 0
+    return len(phrase)
 
 
 def match_at(tokens: Sequence[Token], index: int, phrase: Phrase) -> int:
@@ -134,7 +143,9 @@ class PhraseTable:
         self._prefix: Dict[str, List[Tuple[int, Phrase, str]]] = {}
 
     def add(self, words, label: str) -> None:
-        phrase = compile_phrase(words)
+        self.add_phrase(compile_phrase(words), label)
+
+    def add_phrase(self, phrase: Phrase, label: str) -> None:
         order = len(self.entries)
         self.entries.append((phrase, label))
         first = phrase[0]
@@ -143,14 +154,20 @@ class PhraseTable:
         index.setdefault(key, []).append((order, phrase, label))
 
     def longest_at(self, tokens: Sequence[Token], index: int) -> Tuple[int, Optional[str]]:
+        # The parser asks every table at every token of a message (issue 20: up to 4,000 tokens): no list is built
+        # per look-up, and a phrase whose first word cannot match is not tried.
         text = tokens[index].text
-        candidates = self._exact.get(text, []) + self._prefix.get(text[0], [])
+        if text in _BREAKS:
+            return 0, None  # no pattern matches punctuation (Pattern.matches)
         best_len, best_order, best_label = 0, -1, None
-        for order, phrase, label in candidates:
-            length = match_at(tokens, index, phrase)
-            # the longest phrase wins; on equal length the one listed first (tables are filled in priority order)
-            if length and (length > best_len or length == best_len and order < best_order):
-                best_len, best_order, best_label = length, order, label
+        exact = self._exact.get(text, ())
+        prefixed = [entry for entry in self._prefix.get(text[0], ()) if text.startswith(entry[1][0].text)]
+        for candidates in (exact, prefixed):
+            for order, phrase, label in candidates:
+                length = _rest_matches(tokens, index, phrase)
+                # the longest phrase wins; on equal length the one listed first (tables are filled in priority order)
+                if length and (length > best_len or length == best_len and order < best_order):
+                    best_len, best_order, best_label = length, order, label
         return best_len, best_label
 
     def any_at(self, tokens: Sequence[Token], index: int) -> bool:
@@ -201,6 +218,9 @@ class Lexicon:
     fa_latin_words: set
     en_stems: Tuple[str, ...]
     declines_contact: PhraseTable  # labels: refuse, here (answers to the handoff form's questions)
+    # ``rewrites`` indexed by their first word (labels: the replacement), built by load_lexicon; apply_rewrites
+    # builds it for a Lexicon made by hand.
+    rewrite_table: Optional[PhraseTable] = None
 
 
 def _folded_word(word) -> str:
@@ -272,21 +292,32 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         fa_latin_words={_folded_word(w) for w in language["fa_latin_words"]},
         en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
         declines_contact=_table(data["declines_contact"], order=("refuse", "here")),
+        rewrite_table=_rewrite_table(rewrites),
     )
+
+
+def _rewrite_table(rewrites: List[Tuple[Phrase, str]]) -> PhraseTable:
+    """The rewrites as a phrase table: the longest spelling starting at a token wins, the one listed first on equal
+    length - what trying the list sorted longest first did, without trying all 30 at every token (issue 20)."""
+    table = PhraseTable()
+    for phrase, replacement in rewrites:
+        table.add_phrase(phrase, replacement)
+    return table
 
 
 def apply_rewrites(tokens: List[Token], lexicon: Lexicon) -> List[Token]:
     """Replace multi-word spellings of one term ("جی پی یو", "fine tune") by the term."""
+    table = lexicon.rewrite_table
+    if table is None:
+        table = lexicon.rewrite_table = _rewrite_table(lexicon.rewrites)
     out: List[Token] = []
     i = 0
     while i < len(tokens):
-        for phrase, replacement in lexicon.rewrites:
-            length = match_at(tokens, i, phrase)
-            if length:
-                first, last = tokens[i], tokens[i + length - 1]
-                out.append(Token(replacement, first.start, last.end, first.glued))
-                i += length
-                break
+        length, replacement = table.longest_at(tokens, i)
+        if length:
+            first, last = tokens[i], tokens[i + length - 1]
+            out.append(Token(replacement, first.start, last.end, first.glued))
+            i += length
         else:
             out.append(tokens[i])
             i += 1

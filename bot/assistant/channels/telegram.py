@@ -280,7 +280,7 @@ class TelegramInput(InputChannel):
                 return response.json({"status": "forbidden"}, status=403)
             try:
                 update = json.loads(request.body or b"")
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):  # nested too deeply: no update either
                 logger.warning("Telegram webhook: body is not JSON; ignored")
                 return response.json({"status": "ignored", "reason": "malformed"})
             if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):

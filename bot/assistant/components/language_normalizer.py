@@ -133,6 +133,28 @@ def looks_like_data(text: str) -> bool:
     return len(stripped) >= 2 and stripped[0] + stripped[-1] in ("{}", "[]")
 
 
+class MessageValues:
+    """The parser's reading of one message, done once however many of the guard's checks ask for it: a parse of a
+    4,000-character message costs tens of milliseconds, and the guard used to parse the same text up to four times
+    (issue 20)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._parsed: Any = None
+
+    @property
+    def parsed(self) -> Any:
+        if self._parsed is None:
+            from bot.text.parsed import parsed_message
+
+            self._parsed = parsed_message(self.text)
+        return self._parsed
+
+    def carries(self, fields: tuple) -> bool:
+        """The message gives at least one of ``fields`` (bot.text.parse.ParsedValues names)."""
+        return any(getattr(self.parsed, name, None) not in (None, False) for name in fields)
+
+
 def _source_fingerprint(*modules: Any) -> str:
     # Rasa fingerprints only the component class source (notes §0.12); the tables live in bot/ and knowledge/,
     # so hash those too, or an edited table would silently reuse the cached, differently normalised features.
@@ -197,10 +219,7 @@ class IntentGuard(GraphComponent):
     @staticmethod
     def carries_values(text: str, fields: tuple = ALL_VALUE_FIELDS) -> bool:
         """True when the message holds something the estimate form can use ("7B QLoRA 4096", "llama 8b")."""
-        from bot.text.parse import parse_values
-
-        parsed = parse_values(text)
-        return any(getattr(parsed, name, None) not in (None, False) for name in fields)
+        return MessageValues(text).carries(fields)
 
     @staticmethod
     def is_pasted_config(text: str) -> bool:
@@ -263,18 +282,15 @@ class IntentGuard(GraphComponent):
         return True
 
     @staticmethod
-    def _own_card_or_comparison(message: Message) -> Optional[Text]:
-        from bot.text.parse import parse_values
-
+    def _own_card_or_comparison(message: Message, values: "MessageValues") -> Optional[Text]:
         intent = (message.get(INTENT) or {}).get("name")
         if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT, NO_WORDS_INTENT):
             return None
-        parsed = parse_values(message.get(TEXT) or "")
+        parsed = values.parsed
         if intent == OWN_CARD_INTENT:
             # "32B LoRA eğitimi RTX PRO 6000'e sığar mı?": a catalogue card, no card of the customer's own - with
             # job values it is an estimate request.
-            job = any(getattr(parsed, name, None) not in (None, False) for name in JOB_VALUE_FIELDS)
-            if not job or getattr(parsed, "own_gpu", None):
+            if not values.carries(JOB_VALUE_FIELDS) or getattr(parsed, "own_gpu", None):
                 return None
             return MEMORY_FAQ_INTENT if IntentGuard._card_size_question(message) else JOB_VALUES_INTENT
         if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
@@ -293,25 +309,32 @@ class IntentGuard(GraphComponent):
             intent == NO_WORDS_INTENT and bool(ranked) and ranked[0] in SOCIAL_VALUE_BLIND_INTENTS + JOB_INTENTS)
         return JOB_VALUE_FIELDS + ("method",) if social else JOB_VALUE_FIELDS
 
+    def _route(self, message: Message) -> Optional[Text]:
+        """The intent this message must have whatever the classifier said, or None to keep the classifier's."""
+        text = message.get(TEXT) or ""
+        if not any(ch.isalnum() for ch in text) or is_keyboard_mash(text):
+            return NO_WORDS_INTENT
+        if self.is_pasted_config(text):
+            # A config.json pasted into the chat (issue 9 #8) reads as English or anything: it gives the model
+            return JOB_VALUES_INTENT
+        if looks_like_data(text):
+            # JSON or a list that is no config.json: its keys read as English, but it is not the customer writing
+            # English, so the answer is the "please say it in words" of the conversation's language, not the
+            # bilingual "I speak only Persian and Turkish" (issue 20, finding 9).
+            return NO_WORDS_INTENT
+        values = MessageValues(text)
+        if message.get(DETECTED_LANGUAGE) == "en" and not values.carries(ALL_VALUE_FIELDS):
+            return UNSUPPORTED_LANGUAGE_INTENT
+        routed = self._own_card_or_comparison(message, values) or self._ambiguity_resolved(message)
+        if routed:
+            return routed
+        if self._values_lost(message) and values.carries(self._value_fields(message)):
+            return JOB_VALUES_INTENT
+        return None
+
     def process(self, messages: List[Message]) -> List[Message]:
         for message in messages:
-            text = message.get(TEXT) or ""
-            if not any(ch.isalnum() for ch in text) or is_keyboard_mash(text):
-                self._override(message, NO_WORDS_INTENT)
-            elif self.is_pasted_config(text):
-                # A config.json pasted into the chat (issue 9 #8) reads as English or anything: it gives the model
-                self._override(message, JOB_VALUES_INTENT)
-            elif looks_like_data(text):
-                # JSON or a list that is no config.json: its keys read as English, but it is not the customer
-                # writing English, so the answer is the "please say it in words" of the conversation's language,
-                # not the bilingual "I speak only Persian and Turkish" (issue 20, finding 9).
-                self._override(message, NO_WORDS_INTENT)
-            elif message.get(DETECTED_LANGUAGE) == "en" and not self.carries_values(text):
-                self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
-            elif self._own_card_or_comparison(message):
-                self._override(message, self._own_card_or_comparison(message))
-            elif self._ambiguity_resolved(message):
-                self._override(message, self._ambiguity_resolved(message))
-            elif self._values_lost(message) and self.carries_values(text, self._value_fields(message)):
-                self._override(message, JOB_VALUES_INTENT)
+            routed = self._route(message)
+            if routed:
+                self._override(message, routed)
         return messages
