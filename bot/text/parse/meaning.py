@@ -16,48 +16,80 @@ class QuantityMeaning:
     """Classifies quantities; mixed into the parser (bot.text.parse.parser._Parser)."""
 
     def classify(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
+        """(slot, value) of one quantity: the unit after it decides first, then its scale, then a keyword before it,
+        then the slot the bot asked for, then the one safe guess; ("skip", None) or ("ambiguous", text) else."""
+        for reader in (self._unreadable_or_weak, self._by_unit, self._by_scale, self._by_keyword):
+            found = reader(q, expected)
+            if found is not None:
+                return found
+        return self._by_question_or_shape(q, expected)
+
+    def _unreadable_or_weak(self, q: _Quantity, expected: Optional[str]) -> Optional[Tuple[str, object]]:
         unit, value = q.unit, q.absolute
-        if not math.isfinite(value) or value > MAX_READABLE_NUMBER:
-            # 5,000 digits is no value anyone means: asked about like any unclear number, never computed with
-            return ("skip", None) if unit in ("skip_weak", "range_low") else ("ambiguous", _short_number(q.raw))
         if unit in ("skip_weak", "range_low"):
             return "skip", None
+        if not math.isfinite(value) or value > MAX_READABLE_NUMBER:
+            # 5,000 digits is no value anyone means: asked about like any unclear number, never computed with
+            return "ambiguous", _short_number(q.raw)
         if q.weak and not q.counter and unit in (None, "examples", "params", "ignore"):
             if not (unit is None and expected is not None and self._is_whole_answer(q)):
                 return "skip", None  # "bir örnek" is "an example", "یک مدل" "a model", "نه" is "no"
+        if unit == "ignore" or q.keyword == "ignore" and q.scale is None and unit is None:
+            return "skip", None
+        return None
+
+    # A unit that alone says the slot: (slot, how the value is written there).
+    _UNIT_SLOTS = {"seq_len": "seq_len", "examples": "examples", "epochs": "epochs", "gpus": "gpus"}
+
+    def _by_unit(self, q: _Quantity, expected: Optional[str]) -> Optional[Tuple[str, object]]:
+        unit, value = q.unit, q.absolute
         if unit in ("try", "toman", "eur"):
             return "currency_note", unit
         if unit == "usd":
             return ("hourly_cap", value) if self._hourly_near(q) else ("budget_usd", value)
-        if unit == "ignore" or q.keyword == "ignore" and q.scale is None and unit is None:
-            return "skip", None
         if unit == "tokens":
-            if q.keyword in ("avg_tokens", "per_example") or q.per_example:
-                return "avg_tokens", int(round(value))
-            if q.keyword == "total_tokens" or q.scale is not None or value > MAX_PLAUSIBLE_SEQ_LEN:
-                return "total_tokens", int(round(value))
-            return "seq_len", _seq_len_value(q)
-        if unit == "seq_len":
-            return "seq_len", _seq_len_value(q)
-        if unit == "examples":
-            return "examples", int(round(value))
-        if unit == "epochs":
-            return "epochs", q.value
-        if unit == "gpus":
-            return "gpus", int(round(value))
+            return self._tokens_slot(q)
+        slot = self._UNIT_SLOTS.get(unit)
+        if slot == "seq_len":
+            return slot, _seq_len_value(q)
+        if slot == "epochs":
+            return slot, q.value
+        if slot is not None:
+            return slot, int(round(value))
+        return None
+
+    @staticmethod
+    def _tokens_slot(q: _Quantity) -> Tuple[str, object]:
+        value = q.absolute
+        if q.keyword in ("avg_tokens", "per_example") or q.per_example:
+            return "avg_tokens", int(round(value))
+        if q.keyword == "total_tokens" or q.scale is not None or value > MAX_PLAUSIBLE_SEQ_LEN:
+            return "total_tokens", int(round(value))
+        return "seq_len", _seq_len_value(q)
+
+    def _by_scale(self, q: _Quantity, expected: Optional[str]) -> Optional[Tuple[str, object]]:
         if q.scale == "billion":
             return "model_size_b", q.value
-        if q.scale == "million" and (unit == "params" or unit is None and self._model_word_near(q)):
+        if q.scale == "million" and (q.unit == "params" or q.unit is None and self._model_word_near(q)):
             return "model_size_b", q.value / 1000  # "500M parameters", "مدل ۵۰۰ میلیونی" = 0.5B
-        if unit == "params":
-            return ("model_size_b", value / 1e9) if value >= 1e8 else ("ambiguous", q.raw)
-        keyword = q.keyword
-        if keyword in ("seq_len", "examples", "epochs", "gpus", "avg_tokens", "total_tokens"):
-            return keyword, _seq_len_value(q) if keyword == "seq_len" else value
+        if q.unit == "params":
+            return ("model_size_b", q.absolute / 1e9) if q.absolute >= 1e8 else ("ambiguous", q.raw)
+        return None
+
+    def _by_keyword(self, q: _Quantity, expected: Optional[str]) -> Optional[Tuple[str, object]]:
+        keyword, value = q.keyword, q.absolute
+        if keyword == "seq_len":
+            return keyword, _seq_len_value(q)
+        if keyword in ("examples", "epochs", "gpus", "avg_tokens", "total_tokens"):
+            return keyword, value
         if keyword == "budget_usd":
             return ("budget_usd", value) if value < MAX_UNMARKED_BUDGET_USD else ("ambiguous", q.raw)
         if keyword == "per_example":
             return "avg_tokens", value
+        return None
+
+    def _by_question_or_shape(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
+        value = q.absolute
         typical_length = q.scale is None and (
             _is_power_of_two(value) and POWER_OF_TWO_SEQ_RANGE[0] <= value <= POWER_OF_TWO_SEQ_RANGE[1]
             or q.kilo and _seq_len_value(q) != int(value))

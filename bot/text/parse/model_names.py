@@ -72,33 +72,46 @@ def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: Tupl
     """Drop the case endings and particles written after a model name, a size or a number (knowledge/lexicon.yml
     name_suffixes): "8byi" -> "8 b", "14b yi" -> "14 b", "qwen3ü" -> "qwen 3", "llamayı" -> "llama",
     "لامارو" -> "لاما". A suffix word before digits glued to it ("a100") is a name, not a suffix."""
-    families = lexicon.model_families
-    name_words, name_letters_after_digits = name_words
-    stems = set(name_words) | set(families)
+    words, letters_after_digits = name_words
+    stems = set(words) | set(lexicon.model_families)
     out: List[Token] = []
     for index, token in enumerate(tokens):
-        text = token.text
-        previous = out[-1] if out else None
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         starts_identifier = following is not None and following.glued and following.is_number
-        if previous is not None and not token.is_number and not starts_identifier:
-            if token.glued and previous.is_number and text not in name_letters_after_digits:  # "17b 16e"
-                if text in lexicon.name_suffixes:
-                    continue  # "qwen3ü", "4090ı"
-                if text[0] in _SIZE_LETTERS and text[1:] in lexicon.name_suffixes:
-                    out.append(replace(token, text=text[0], end=token.start + 1))  # "8byi" -> "8" "b"
-                    continue
-            elif not token.glued and text in lexicon.separate_name_suffixes and (
-                    previous.is_number or previous.text in _SIZE_LETTERS and previous.glued
-                    or previous.text in _BILLION_LETTERS or previous.text in stems):
-                continue  # "14b yi", "qwen3 8b ye", "llama yı", «۸ بی‌مون»
-        if not token.is_number and text not in stems and len(text) > 3:
-            for cut in range(len(text) - 1, 2, -1):
-                if text[:cut] in stems and text[cut:] in lexicon.name_suffixes:
-                    token = replace(token, text=text[:cut])  # "llamayi" -> "llama", "لامارو" -> "لاما"
-                    break
-        out.append(token)
+        if out and not token.is_number and not starts_identifier:
+            kept = _after_name(token, out[-1], lexicon, stems, letters_after_digits)
+            if kept is not token:
+                out.extend([kept] if kept is not None else [])
+                continue
+        out.append(_stem_of(token, lexicon, stems))
     return out
+
+
+def _after_name(token: Token, previous: Token, lexicon: Lexicon, stems: set, letters_after_digits: frozenset
+                ) -> Optional[Token]:
+    """A suffix after a number or a name: None (dropped), the size letter it was glued to, or the token itself."""
+    text = token.text
+    if token.glued and previous.is_number and text not in letters_after_digits:  # "17b 16e" stays
+        if text in lexicon.name_suffixes:
+            return None  # "qwen3ü", "4090ı"
+        if text[0] in _SIZE_LETTERS and text[1:] in lexicon.name_suffixes:
+            return replace(token, text=text[0], end=token.start + 1)  # "8byi" -> "8" "b"
+    elif not token.glued and text in lexicon.separate_name_suffixes and (
+            previous.is_number or previous.text in _SIZE_LETTERS and previous.glued
+            or previous.text in _BILLION_LETTERS or previous.text in stems):
+        return None  # "14b yi", "qwen3 8b ye", "llama yı", «۸ بی‌مون»
+    return token
+
+
+def _stem_of(token: Token, lexicon: Lexicon, stems: set) -> Token:
+    """ "llamayi" -> "llama", "لامارو" -> "لاما": a name word with a case ending glued on."""
+    text = token.text
+    if token.is_number or text in stems or len(text) <= 3:
+        return token
+    for cut in range(len(text) - 1, 2, -1):
+        if text[:cut] in stems and text[cut:] in lexicon.name_suffixes:
+            return replace(token, text=text[:cut])
+    return token
 
 
 def _words(text: str) -> Tuple[str, ...]:
@@ -126,34 +139,19 @@ def _catalogue_card(kb, tokens: List[Token]) -> Optional[str]:
     return cached[1].get(words) or cached[1].get(tuple(w for w in words if w not in _CARD_NOISE))
 
 
-OWN_GPUS_FILE = "own_gpus.yml"
 _OWN_GPU_TABLES: Dict[int, Tuple[object, Optional[Tuple[PhraseTable, frozenset]]]] = {}
 
 
 def _own_gpu_entries(kb) -> List[dict]:
-    """Cards customers own (knowledge/own_gpus.yml): from the knowledge base when it loads them, else read here;
-    an empty list while the file does not exist."""
+    """Cards customers own (knowledge/own_gpus.yml): from the knowledge base when it loads them, else from
+    bot.advisor.own_gpus."""
     for attribute in ("own_gpus", "own_cards"):
         entries = getattr(kb, attribute, None)
         if entries:
             return [entry if isinstance(entry, dict) else entry.dict() for entry in entries]
-    try:
-        from bot.advisor.own_gpus import load_own_gpus
-    except ImportError:
-        load_own_gpus = None
-    if load_own_gpus is not None:
-        return [card.dict() for card in load_own_gpus()]
-    from bot.text.numbers import LEXICON_PATH
+    from bot.advisor.own_gpus import load_own_gpus
 
-    path = LEXICON_PATH.parent / OWN_GPUS_FILE
-    if not path.exists():
-        return []
-    import yaml
-
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if isinstance(data, dict):
-        data = data.get("cards") or data.get("gpus") or data.get("own_gpus") or []
-    return [entry for entry in data if isinstance(entry, dict) and entry.get("id")]
+    return [card.dict() for card in load_own_gpus()]
 
 
 def _own_gpu_table(kb) -> Optional[Tuple[PhraseTable, frozenset]]:

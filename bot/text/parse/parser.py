@@ -11,7 +11,7 @@ from bot.text.parse.model_names import _default_kb, _kb_family_words, _name_word
 from bot.text.parse.model_reader import ModelReader
 from bot.text.parse.pasted_config import read_pasted_config, split_pasted_config
 from bot.text.parse.phrases import PhraseReader
-from bot.text.parse.quantities import QuantityReader, _split_gpu_count, _Tag
+from bot.text.parse.quantities import QuantityReader, _Quantity, _split_gpu_count, _Tag
 from bot.text.parse.values import SLOT_ALIASES, ParsedValues
 
 
@@ -42,34 +42,8 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
         self.find_model()
         self.tag_phrases()
         self._find_own_gpu()
-        quantities = self.find_quantities()
-        expected_left = self.expected
-        explicit_size: Optional[Tuple[int, float]] = None
-        for q in quantities:
-            slot, value = self.classify(q, expected_left)
-            if q.decimal is not None and slot not in ("skip", "ambiguous", "currency_note") and not (
-                    self._valid(slot, value) and self._plausible(slot, value)):
-                as_decimal = replace(q, value=q.decimal, decimal=None)
-                decimal_slot, decimal_value = self.classify(as_decimal, expected_left)
-                if decimal_slot == slot and self._valid(slot, decimal_value):
-                    value = decimal_value
-            if slot == "skip":
-                continue
-            if slot == "ambiguous":
-                self.ambiguous.append(str(value))
-                continue
-            if not self._valid(slot, value):
-                self.ambiguous.append(q.raw)
-                continue
-            if slot == expected_left:
-                expected_left = None  # only one bare number answers the question
-            if slot == "model_size_b":
-                explicit_size = (q.first, float(value))
-            self.result[slot] = value
-            if slot == "model_size_b":
-                self.sizes.append((q.first, q.end, float(value)))
-            if slot in ("budget_usd", "hourly_cap"):
-                self.money_at = q
+        self._assign_quantities(self.find_quantities())
+        explicit_size = (self.sizes[-1][0], self.sizes[-1][2]) if self.sizes else None
         self._settle_model(explicit_size)
         self._find_method()
         if any(tag is not None and tag.category == "unlimited" for tag in self.tags) or (
@@ -81,6 +55,33 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
             self.result["model_version_assumed"] = True
         values = {k: self._typed(k, v) for k, v in self.result.items()}
         return ParsedValues(ambiguous=self.ambiguous, **values)
+
+    def _assign_quantities(self, quantities: List[_Quantity]) -> None:
+        expected_left = self.expected
+        for q in quantities:
+            slot, value = self._meaning_of(q, expected_left)
+            if slot == "skip":
+                continue
+            if slot == "ambiguous" or not self._valid(slot, value):
+                self.ambiguous.append(str(value) if slot == "ambiguous" else q.raw)
+                continue
+            if slot == expected_left:
+                expected_left = None  # only one bare number answers the question
+            self.result[slot] = value
+            if slot == "model_size_b":
+                self.sizes.append((q.first, q.end, float(value)))
+            if slot in ("budget_usd", "hourly_cap"):
+                self.money_at = q
+
+    def _meaning_of(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
+        """classify, with "1.250" read as 1.25 when 1250 cannot be meant for the slot."""
+        slot, value = self.classify(q, expected)
+        if q.decimal is not None and slot not in ("skip", "ambiguous", "currency_note") and not (
+                self._valid(slot, value) and self._plausible(slot, value)):
+            decimal_slot, decimal_value = self.classify(replace(q, value=q.decimal, decimal=None), expected)
+            if decimal_slot == slot and self._valid(slot, decimal_value):
+                value = decimal_value
+        return slot, value
 
 
 def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Optional[Lexicon] = None

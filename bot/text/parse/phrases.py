@@ -51,6 +51,24 @@ class PhraseReader:
     def _find_comparison(self) -> None:
         """Two options of one kind joined by "or" (or by "and" with a compare word): "LoRA mı QLoRA mı?",
         "H100 یا A100؟", "8B veya 14B", "llama 8b or qwen 7b". The compared slot is not filled from the message."""
+        options = self._comparison_options()
+        has_compare_word = any(self.lexicon.compare_words.any_at(self.tokens, k) for k in range(self.n))
+        for kind in ("method", "gpu", "model"):
+            if kind == "method" and self.method_measured:
+                continue
+            pair = self._joined_pair(sorted(options[kind]), has_compare_word)
+            if pair is None:
+                continue
+            self.result["compare"] = {"kind": kind, "options": pair}
+            if kind == "method":
+                self.result.pop("method", None)
+            elif kind == "model":
+                for slot in ("model_id", "model_size_b", "model_query", "model_family"):
+                    self.result.pop(slot, None)
+            return
+
+    def _comparison_options(self) -> Dict[str, List[Tuple[int, int, str]]]:
+        """Every method, catalogue card and model named in the message: (first, end token, value) by kind."""
         options: Dict[str, List[Tuple[int, int, str]]] = {"method": [], "gpu": [], "model": []}
         seen = set()
         for tag in self.tags:
@@ -64,35 +82,31 @@ class PhraseReader:
                 card = _catalogue_card(self.kb, self.tokens[tag.start:tag.end])
                 if card:
                     options["gpu"].append((tag.start, tag.end, card))
-        for start, end, pid in self.name_hits:
-            options["model"].append((start, end, pid))
+        options["model"].extend(self.name_hits)
         family = _family_of(self.name_hits[0][2]) if self.name_hits else None
         version = self._typed_version(self.name_hits[0][2]) if self.name_hits else None
         for start, end, size in self.sizes:
-            # "qwen2.5 7b mi 14b mi": the second size is of the named family and version when it has a preset of
-            # that size, "qwen 7b mi 14b mi" the newest release of that size
-            preset = (self._preset_for(family, size, version) or (self._preset_for(family, size) if version is None
-                                                                    else None)) if family else None
-            options["model"].append((start, end, preset or f"{size:g}b"))
-        has_compare_word = any(self.lexicon.compare_words.any_at(self.tokens, k) for k in range(self.n))
-        for kind in ("method", "gpu", "model"):
-            if kind == "method" and self.method_measured:
+            options["model"].append((start, end, self._compared_size(family, version, size) or f"{size:g}b"))
+        return options
+
+    def _compared_size(self, family: Optional[str], version: Optional[str], size: float) -> Optional[str]:
+        """ "qwen2.5 7b mi 14b mi": the second size is of the named family and version when it has a preset of that
+        size, "qwen 7b mi 14b mi" the newest release of that size."""
+        if not family:
+            return None
+        return self._preset_for(family, size, version) or (
+            self._preset_for(family, size) if version is None else None)
+
+    def _joined_pair(self, found: List[Tuple[int, int, str]], has_compare_word: bool) -> Optional[List[str]]:
+        for (_, a_end, a), (b_start, _, b) in zip(found, found[1:]):
+            if a == b:
                 continue
-            found = sorted(options[kind])
-            for (a_start, a_end, a), (b_start, _, b) in zip(found, found[1:]):
-                if a == b:
-                    continue
-                between = {t.text for t in self.tokens[a_end:b_start] if not t.is_break}
-                if not between or len(between) > 4:
-                    continue
-                if between & self.lexicon.compare_or or (between & self.lexicon.compare_and and has_compare_word):
-                    self.result["compare"] = {"kind": kind, "options": [a, b]}
-                    if kind == "method":
-                        self.result.pop("method", None)
-                    elif kind == "model":
-                        for slot in ("model_id", "model_size_b", "model_query", "model_family"):
-                            self.result.pop(slot, None)
-                    return
+            between = {t.text for t in self.tokens[a_end:b_start] if not t.is_break}
+            if not between or len(between) > 4:
+                continue
+            if between & self.lexicon.compare_or or (between & self.lexicon.compare_and and has_compare_word):
+                return [a, b]
+        return None
 
     def _whole_message_is(self, table) -> bool:
         content = [t for t in self.tokens if not t.is_break]
@@ -100,15 +114,7 @@ class PhraseReader:
         return bool(content) and length == len(content)
 
     def _find_method(self) -> None:
-        named: List[_Tag] = []
-        seen_starts = set()
-        for tag in self.tags:
-            if tag is None or tag.category != "method" or tag.start in seen_starts:
-                continue
-            seen_starts.add(tag.start)
-            if tag.label == "full_weak" and not self._weak_full_supported(tag):
-                continue
-            named.append(tag)
+        named = self._named_methods()
         references = [(tag, marker) for tag in named for marker in [self._reference_marker(tag)] if marker]
         if references:
             # "LoRA ile eğitirsem kalite tam eğitime göre düşer mi?": the yardstick is no choice, and the other
@@ -123,6 +129,17 @@ class PhraseReader:
         if named:
             label = named[-1].label
             self.result["method"] = {"full_strong": "full", "full_weak": "full"}.get(label, label)
+
+    def _named_methods(self) -> List[_Tag]:
+        named: List[_Tag] = []
+        seen_starts = set()
+        for tag in self.tags:
+            if tag is None or tag.category != "method" or tag.start in seen_starts:
+                continue
+            seen_starts.add(tag.start)
+            if tag.label != "full_weak" or self._weak_full_supported(tag):
+                named.append(tag)
+        return named
 
     def _reference_marker(self, tag: _Tag) -> Optional[Tuple[int, int]]:
         """The span of a comparison word that makes this method the yardstick ("... göre", «نسبت به ...»)."""
@@ -156,9 +173,8 @@ class PhraseReader:
             return False
         if self.expected == "method" or "model_id" in self.result or "model_size_b" in self.result:
             return True
-        for k in range(max(0, tag.start - 3), min(self.n, tag.end + 3)):
-            if not tag.start <= k < tag.end and self.lexicon.method_context.any_at(self.tokens, k):
-                return True
-        content = [t for t in self.tokens if not t.is_break]
-        return len(content) <= 3
+        return self._method_context_near(tag) or len([t for t in self.tokens if not t.is_break]) <= 3
 
+    def _method_context_near(self, tag: _Tag) -> bool:
+        return any(not tag.start <= k < tag.end and self.lexicon.method_context.any_at(self.tokens, k)
+                   for k in range(max(0, tag.start - 3), min(self.n, tag.end + 3)))

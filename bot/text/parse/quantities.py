@@ -265,33 +265,9 @@ class QuantityReader:
         if self._is_range_low(q):
             q.unit = "range_low"  # the upper end, read next with its unit, is what counts
             return
-        j = q.end
-        while j < self.n and self.is_tagged(j, "counter"):
-            q.counter = True
-            j += 1
-        tag = self.tag(j)
-        if tag is not None and tag.category == "unit":
-            q.unit, q.unit_end = tag.label, tag.end
-        elif tag is not None and tag.category == "gpu":
-            q.unit, q.unit_end = "gpus", tag.end
-            if q.weak and not q.counter:
-                q.unit = "skip_weak"  # "on A100" is English "on", "bir A100" just "an A100"
-        elif tag is not None and tag.category == "keyword" and tag.label == "seq_len":
-            q.unit, q.unit_end = "seq_len", tag.end  # "4096 context", "4k bağlam"
-        before = self.tag(q.first - 1)
-        if q.unit is None and q.first > 0 and self.tokens[q.first - 1].text == "%":
-            q.unit = "ignore"  # "%20"
-        elif q.unit is None and before is not None and before.category == "unit" and before.label in (
-                "usd", "try", "toman", "eur") and not self.tokens[q.first - 1].text.isalpha():
-            q.unit = before.label  # "$50", "₺500"
-        elif q.unit is None and before is not None and before.category == "counter" and self.tokens[
-                q.first - 1].text in ("x", "×"):
-            named = self.tag(before.start - 1)
-            if named is not None and (named.category == "gpu" or named.label == "gpus"):
-                q.unit = "gpus"  # "A100 x 2", "GPU x 4"
-        elif q.unit is None and q.counter and before is not None and (
-                before.category == "gpu" or before.label == "gpus"):
-            q.unit = "gpus"  # "H100 2 tane", "A100 ۲ تا"
+        self._read_unit_after(q)
+        if q.unit is None and q.first > 0:
+            q.unit = self._unit_before(q)
         q.keyword = self._keyword_before(q.first)
         j = q.unit_end
         if q.unit == "usd" and j is not None and j + 1 < self.n and self.tokens[j].text in self.lexicon.connectors \
@@ -303,6 +279,44 @@ class QuantityReader:
             q.per_example = self._per_example_after(q.unit_end) or "avg_tokens" in keywords
             if "total_tokens" in keywords:
                 q.keyword = "total_tokens"
+
+    def _read_unit_after(self, q: _Quantity) -> None:
+        j = q.end
+        while j < self.n and self.is_tagged(j, "counter"):
+            q.counter = True
+            j += 1
+        tag = self.tag(j)
+        if tag is None:
+            return
+        if tag.category == "unit":
+            q.unit, q.unit_end = tag.label, tag.end
+        elif tag.category == "gpu":
+            q.unit, q.unit_end = "gpus", tag.end
+            if q.weak and not q.counter:
+                q.unit = "skip_weak"  # "on A100" is English "on", "bir A100" just "an A100"
+        elif tag.category == "keyword" and tag.label == "seq_len":
+            q.unit, q.unit_end = "seq_len", tag.end  # "4096 context", "4k bağlam"
+
+    def _unit_before(self, q: _Quantity) -> Optional[str]:
+        """A unit written before the number: "%20", "$50", "A100 x 2", "H100 2 tane"."""
+        before = self.tag(q.first - 1)
+        previous = self.tokens[q.first - 1].text
+        if previous == "%":
+            return "ignore"
+        if before is None:
+            return None
+        if before.category == "unit" and before.label in ("usd", "try", "toman", "eur") and not previous.isalpha():
+            return before.label
+        if before.category == "counter" and previous in ("x", "×"):
+            named = self.tag(before.start - 1)
+            return "gpus" if named is not None and self._names_gpus(named) else None
+        if q.counter and self._names_gpus(before):
+            return "gpus"
+        return None
+
+    @staticmethod
+    def _names_gpus(tag: _Tag) -> bool:
+        return tag.category == "gpu" or tag.label == "gpus"
 
     def _per_example_after(self, index: int) -> bool:
         for k in range(index, min(index + 3, self.n)):
