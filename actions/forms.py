@@ -151,6 +151,26 @@ class ValidateEstimateForm(FormValidationAction):
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
+        lang = conversation_language(tracker)
+        # After a greeting or a thank-you the form's question simply follows (in its other wording).
+        social = not answers and latest_intent(tracker) in SHORT_INTERRUPTIONS
+        if not social and self._asked_once_already(tracker, slots, next_slot):
+            # Answer first (actions/answer_first.py): the card was given and this question asked once; left
+            # unanswered, it is not asked again - the defaults are taken, said, and the full estimate follows.
+            from actions.answer_first import assumed_values, defaults_line
+
+            dispatcher.utter_message(text=defaults_line(slots, lang))
+            updates.update(assumed_values(slots))
+            return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, None)]
+        if not social and self._answer_first_now(slots, next_slot):
+            from actions.answer_first import ANSWERED_FIRST_SLOT, first_answer
+
+            answer = first_answer(slots, lang)
+            if answer:
+                dispatcher.utter_message(text=answer)
+                updates[ANSWERED_FIRST_SLOT] = True
+                events = [SlotSet(name, value) for name, value in updates.items()]
+                return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
         new_values = bool(updates or not answers) and self._new_values_this_turn(tracker, updates)
         resumed = not answers and latest_intent(tracker) not in SHORT_INTERRUPTIONS
         if next_slot and (new_values or resumed):
@@ -166,6 +186,25 @@ class ValidateEstimateForm(FormValidationAction):
                 dispatcher.utter_message(text=message)
         events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
         return events + self._question_variant(tracker, next_slot)
+
+    @staticmethod
+    def _answer_first_now(slots: Dict[Text, Any], next_slot: Optional[Text]) -> bool:
+        """Model and method known, a refining value open, and no first answer given yet in this conversation."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
+
+        return next_slot in REFINING_SLOTS and job_known(slots) and not slots.get(ANSWERED_FIRST_SLOT) \
+            and slots.get("estimate_summary") is None
+
+    @staticmethod
+    def _asked_once_already(tracker: Tracker, slots: Dict[Text, Any], next_slot: Optional[Text]) -> bool:
+        """The first answer was given and the form asked for ``next_slot`` in its last turn; this message (or the
+        interruption just answered) did not give it."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
+
+        if next_slot not in REFINING_SLOTS or not slots.get(ANSWERED_FIRST_SLOT) or not job_known(slots):
+            return False
+        return tracker.get_slot(REQUESTED_SLOT) == next_slot and (
+            tracker.active_loop or {}).get("name") == "estimate_form"
 
     @staticmethod
     def _question_variant(tracker: Tracker, next_slot: Optional[Text]) -> List[EventType]:
@@ -242,6 +281,8 @@ class ValidateEstimateForm(FormValidationAction):
         if updates:
             updates["failed_turns"] = 0.0
             return updates
+        if requested in FORM_SLOTS and self._asked_once_already(tracker, dict(tracker.slots), requested):
+            return {}  # answer first: run() takes the defaults instead of asking again
         if requested in FORM_SLOTS:
             # At the second turn without progress the offer of a person ("I find it hard to understand you")
             # replaces the hint, so the same hint is never sent twice in a row.

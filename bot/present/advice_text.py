@@ -279,6 +279,21 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     return _rtl_lines(text.strip(), lang)
 
 
+def render_first_answer(advice, lang: str, kb: Optional[Knowledge] = None) -> str:
+    """The short answer given before the form's remaining questions (actions/answer_first.py): the recommended
+    card with its price and the memory the job needs; the details come with the full estimate."""
+    _check_lang(lang)
+    kb = kb or load_knowledge()
+    estimate = advice.estimate
+    lines = _lead(advice, lang, kb)
+    memory_key = "memory_line_single" if advice.fitting_cards and advice.plan.gpus == 1 else "memory_line_one_gpu"
+    if advice.plan.gpus > 1:
+        memory_key = "memory_line"
+    lines.append(kb.text(memory_key, lang, total=gb(estimate.per_gpu_gib, lang), low=gb(estimate.low_gib, lang),
+                         high=gb(estimate.high_gib, lang)))
+    return _rtl_lines("\n".join(lines), lang)
+
+
 def _estimate_lines(advice, lang: str, kb: Knowledge, first: bool) -> List[str]:
     """The job as understood (model, method, length), the memory it needs, its parts and the defaults assumed."""
     plan, estimate = advice.plan, advice.estimate
