@@ -151,41 +151,56 @@ class ValidateEstimateForm(FormValidationAction):
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
-        lang = conversation_language(tracker)
         # After a greeting or a thank-you the form's question simply follows (in its other wording).
         social = not answers and latest_intent(tracker) in SHORT_INTERRUPTIONS
-        if not social and self._asked_once_already(tracker, slots, next_slot):
-            # Answer first (actions/answer_first.py): the card was given and this question asked once; left
-            # unanswered, it is not asked again - the defaults are taken, said, and the full estimate follows.
-            from actions.answer_first import assumed_values, defaults_line
+        answered_first = None if social else self._answer_first(dispatcher, tracker, slots, next_slot, updates)
+        if answered_first is not None:
+            return answered_first
+        if next_slot and self._where_it_stands_is_news(tracker, updates, answers, social):
+            self._say_where_it_stands(dispatcher, tracker, slots)
+        events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
+        return events + self._question_variant(tracker, next_slot)
 
+    def _where_it_stands_is_news(self, tracker: Tracker, updates: Dict[Text, Any], answers: bool,
+                                 social: bool) -> bool:
+        """New values this turn, or the form resuming after an answered question (not after thanks)."""
+        if not answers and not social:
+            return True
+        return bool(updates or not answers) and self._new_values_this_turn(tracker, updates)
+
+    @staticmethod
+    def _say_where_it_stands(dispatcher: CollectingDispatcher, tracker: Tracker, slots: Dict[Text, Any]) -> None:
+        """ "Noted: Llama 3.1 8B, QLoRA, 25 dollars budget. Only the sequence length is missing." - the values given
+        in this message (or during the interruption just answered) are confirmed before the question; after an
+        answered question (an FAQ, a comparison) the form says where it stands before asking again."""
+        from actions.dialogue_text import noted_message
+
+        message = noted_message(slots, conversation_language(tracker))
+        # Said only when it tells something the customer has not just read: the same line right after the
+        # previous turn's would be a repeat (the question's own second wording follows instead).
+        if message and message.strip() not in recent_bot_texts(tracker):
+            dispatcher.utter_message(text=message)
+
+    def _answer_first(self, dispatcher: CollectingDispatcher, tracker: Tracker, slots: Dict[Text, Any],
+                      next_slot: Optional[Text], updates: Dict[Text, Any]) -> Optional[List[EventType]]:
+        """Answer first (actions/answer_first.py): the form's events when it gives the first card or takes the
+        defaults of a question asked once already; None when neither applies."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, assumed_values, defaults_line, first_answer
+
+        lang = conversation_language(tracker)
+        if self._asked_once_already(tracker, slots, next_slot):
+            # The card was given and this question asked once; left unanswered, it is not asked again: the
+            # defaults are taken, said, and the full estimate follows.
             dispatcher.utter_message(text=defaults_line(slots, lang))
             updates.update(assumed_values(slots))
             return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, None)]
-        if not social and self._answer_first_now(slots, next_slot):
-            from actions.answer_first import ANSWERED_FIRST_SLOT, first_answer
-
-            answer = first_answer(slots, lang)
-            if answer:
-                dispatcher.utter_message(text=answer)
-                updates[ANSWERED_FIRST_SLOT] = True
-                events = [SlotSet(name, value) for name, value in updates.items()]
-                return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
-        new_values = bool(updates or not answers) and self._new_values_this_turn(tracker, updates)
-        resumed = not answers and latest_intent(tracker) not in SHORT_INTERRUPTIONS
-        if next_slot and (new_values or resumed):
-            # "Noted: Llama 3.1 8B, QLoRA, 25 dollars budget. Only the sequence length is missing." - the values
-            # given in this message (or during the interruption just answered) are confirmed before the question;
-            # after an answered question (an FAQ, a comparison) the form says where it stands before asking again.
-            from actions.dialogue_text import noted_message
-
-            message = noted_message(slots, conversation_language(tracker))
-            # Said only when it tells something the customer has not just read: the same line right after the
-            # previous turn's would be a repeat (the question's own second wording follows instead).
-            if message and message.strip() not in recent_bot_texts(tracker):
-                dispatcher.utter_message(text=message)
-        events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
-        return events + self._question_variant(tracker, next_slot)
+        answer = first_answer(slots, lang) if self._answer_first_now(slots, next_slot) else None
+        if not answer:
+            return None
+        dispatcher.utter_message(text=answer)
+        updates[ANSWERED_FIRST_SLOT] = True
+        events = [SlotSet(name, value) for name, value in updates.items()]
+        return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
 
     @staticmethod
     def _answer_first_now(slots: Dict[Text, Any], next_slot: Optional[Text]) -> bool:
@@ -281,18 +296,23 @@ class ValidateEstimateForm(FormValidationAction):
         if updates:
             updates["failed_turns"] = 0.0
             return updates
-        if requested in FORM_SLOTS and self._asked_once_already(tracker, dict(tracker.slots), requested):
-            return {}  # answer first: run() takes the defaults instead of asking again
-        if requested in FORM_SLOTS:
-            # At the second turn without progress the offer of a person ("I find it hard to understand you")
-            # replaces the hint, so the same hint is never sent twice in a row.
-            offer_now = int(tracker.get_slot("failed_turns") or 0) + 1 >= FAILED_TURNS_BEFORE_HANDOFF_OFFER
-            if not (requested == "model" and self._suggest_models(dispatcher, text)) and not offer_now:
-                dispatcher.utter_message(response=f"utter_{requested}_not_understood")
-            for event in count_failed_turn(dispatcher, tracker):
-                updates[event["name"]] = event["value"]
-            # Setting the asked slot (to empty) keeps the form from rejecting the turn, so it asks again.
-            updates[requested] = None
+        # Answer first: a question asked once already is not hinted at; run() takes its default.
+        if requested in FORM_SLOTS and not self._asked_once_already(tracker, dict(tracker.slots), requested):
+            return self._not_understood(dispatcher, tracker, requested, text)
+        return updates
+
+    def _not_understood(self, dispatcher: CollectingDispatcher, tracker: Tracker, requested: Text,
+                        text: Text) -> Dict[Text, Any]:
+        """A hint and the same question; at the second turn without progress the offer of a person ("I find it
+        hard to understand you") replaces the hint, so the same hint is never sent twice in a row."""
+        updates: Dict[Text, Any] = {}
+        offer_now = int(tracker.get_slot("failed_turns") or 0) + 1 >= FAILED_TURNS_BEFORE_HANDOFF_OFFER
+        if not (requested == "model" and self._suggest_models(dispatcher, text)) and not offer_now:
+            dispatcher.utter_message(response=f"utter_{requested}_not_understood")
+        for event in count_failed_turn(dispatcher, tracker):
+            updates[event["name"]] = event["value"]
+        # Setting the asked slot (to empty) keeps the form from rejecting the turn, so it asks again.
+        updates[requested] = None
         return updates
 
     @staticmethod

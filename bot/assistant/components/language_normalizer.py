@@ -47,6 +47,9 @@ OWN_CARD_MISTAKEN_FOR = ("estimate", "inform", "faq_13b_24gb", "faq_vram") + VAL
 # An FAQ about memory ("13B on 24 GB?", "how much VRAM?") is what a bag of n-grams sees in "qwen2.5 7b mi llama 3.1
 # 8b mi daha az bellek ister?"; two options named by the parser make it a comparison for the job.
 COMPARE_MISTAKEN_FOR = ("estimate", "inform", "faq_13b_24gb", "faq_vram")
+# The FAQ that compares two cards in general (knowledge/faq.yml faq_h100_vs_a100) answers only that pair.
+CARD_FAQ_INTENT = "faq_h100_vs_a100"
+CARD_FAQ_OPTIONS = {"a100", "h100"}
 # Social answers that ignore the values of the message: "thanks, and with QLoRA?", "no no, compute it with LoRA" are
 # changes of the job (held-out change_of_mind, language_switch), not a thank-you or a bare "no". With these intents
 # a method alone is a value too (it is not a question about the method, which the classifier gives to an FAQ).
@@ -58,6 +61,11 @@ SOCIAL_VALUE_BLIND_INTENTS = ("thank", "deny")
 COVERING_PAIRS = ({"thank", "goodbye"},)
 COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi_gpu"}
 JOB_INTENTS = ("estimate", "inform")
+# A question about the answer that names a card ("why not the 4090?", "how many hours on an A40?", "how many H100s
+# do I need?") reads like a card FAQ or a new estimate to a bag of n-grams; with no job value in it, it asks about
+# the current plan (issue 21 #3, bot/text/followups.py, actions/followup.py).
+FOLLOWUP_INTENT = "ask_about_answer"
+FOLLOWUP_MISTAKEN_FOR = ("estimate", "inform", "out_of_scope", NO_WORDS_INTENT, "own_card", "order_multi_gpu")
 ALL_VALUE_FIELDS = JOB_VALUE_FIELDS + ("budget_unlimited", "examples", "avg_tokens", "total_tokens", "epochs",
                                        "gpus")
 
@@ -261,7 +269,8 @@ class IntentGuard(GraphComponent):
         from bot.text.parse import parse_values
 
         intent = (message.get(INTENT) or {}).get("name")
-        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT, NO_WORDS_INTENT):
+        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT, NO_WORDS_INTENT,
+                                                                        CARD_FAQ_INTENT):
             return None
         parsed = parse_values(message.get(TEXT) or "")
         if intent == OWN_CARD_INTENT:
@@ -273,11 +282,36 @@ class IntentGuard(GraphComponent):
             return MEMORY_FAQ_INTENT if IntentGuard._card_size_question(message) else JOB_VALUES_INTENT
         if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
             return OWN_CARD_INTENT
-        if getattr(parsed, "compare", None) and (intent in COMPARE_MISTAKEN_FOR or (
-                intent == NO_WORDS_INTENT and COMPARE_INTENT in IntentGuard._contenders(message))):
+        return IntentGuard._comparison(message, intent, getattr(parsed, "compare", None))
+
+    @staticmethod
+    def _comparison(message: Message, intent: Optional[Text], compare: Optional[dict]) -> Optional[Text]:
+        if not compare:
+            return None
+        if intent == CARD_FAQ_INTENT and set(compare.get("options") or []) != CARD_FAQ_OPTIONS:
+            return COMPARE_INTENT  # "A40 or H100?" is not the A100-vs-H100 FAQ: the two cards for the job
+        if intent in COMPARE_MISTAKEN_FOR or (
+                intent == NO_WORDS_INTENT and COMPARE_INTENT in IntentGuard._contenders(message)):
             # A fallback between the comparison and an FAQ on the same options: the parser found the two options.
             return COMPARE_INTENT
         return None
+
+    @staticmethod
+    def _question_about_a_card(message: Message) -> bool:
+        from bot.advisor.knowledge import load_knowledge
+        from bot.text.followups import read_followup
+        from bot.text.parse import parse_values
+
+        intent = str((message.get(INTENT) or {}).get("name"))
+        if not (intent in FOLLOWUP_MISTAKEN_FOR or intent.startswith("faq_")):
+            return False
+        text = message.get(TEXT) or ""
+        asked = read_followup(text, load_knowledge())
+        if not asked.cards or asked.kind is None:
+            return False
+        parsed = parse_values(text)
+        return parsed.compare is None and not parsed.own_gpu and not any(
+            getattr(parsed, name, None) not in (None, False) for name in JOB_VALUE_FIELDS + ("method",))
 
     @staticmethod
     def _value_fields(message: Message) -> tuple:
@@ -299,6 +333,8 @@ class IntentGuard(GraphComponent):
                 self._override(message, UNSUPPORTED_LANGUAGE_INTENT)
             elif self._own_card_or_comparison(message):
                 self._override(message, self._own_card_or_comparison(message))
+            elif self._question_about_a_card(message):
+                self._override(message, FOLLOWUP_INTENT)
             elif self._ambiguity_resolved(message):
                 self._override(message, self._ambiguity_resolved(message))
             elif self._values_lost(message) and self.carries_values(text, self._value_fields(message)):
