@@ -53,10 +53,12 @@ def _number(value: Any) -> Optional[float]:
     return number if number > 0 else None
 
 
-def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]) -> Dict[Text, Any]:
+def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any],
+                    previous: Optional[Dict[Text, Any]] = None) -> Dict[Text, Any]:
     """The contract's newer values of one message (hourly cap, its KDV, budget period, own card, config.json).
 
-    Only what the message says and ``updates`` does not already hold. An hourly cap answers the budget question
+    Only what the message says and ``updates`` does not already hold (``previous``: the slots before this
+    message, when ``slots`` already has its updates). An hourly cap answers the budget question
     (it is the customer's price limit, not a total budget: language reviews fa §3.4, tr §2.5), so the form does
     not ask for a total budget on top of it.
     """
@@ -67,6 +69,15 @@ def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]
     found = {name: value for name, value in found.items() if value is not None and name not in updates}
     if found.get("hourly_cap") is not None and slots.get("budget") is None and "budget" not in updates:
         found["budget"] = "hourly_cap"
+    before = previous if previous is not None else slots
+    if parsed.vat_said is not None and "hourly_cap" not in found and before.get("hourly_cap") is not None \
+            and parsed.budget_usd in (None, before.get("hourly_cap")):
+        # "KDV dahil demek istedim", «منظورم با مالیات بود», "1 dolar, KDV dahil" after an hourly cap of 1: the
+        # qualifier (and an amount repeating the cap) belongs to the price just given, not to a new budget.
+        found["hourly_cap_vat"] = parsed.vat_said
+        if parsed.budget_usd is not None:
+            # the amount was the cap restated: the budget stays what it was
+            found.update(budget_usd=before.get("budget_usd"), budget=before.get("budget") or "hourly_cap")
     return found
 
 
@@ -287,7 +298,7 @@ class ValidateEstimateForm(FormValidationAction):
         updates = self._from_payload(payload_entities(tracker))
         if not updates and not text.startswith("/"):
             updates = self._from_text(dispatcher, text, requested, conversation_language(tracker))
-            updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
+            updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
         if intent == "deny" and requested == "budget" and not updates:
             updates = {"budget": "unlimited", "budget_unlimited": True, "budget_usd": None}
         if intent == DONT_KNOW_INTENT and requested in FORM_SLOTS and requested not in updates:

@@ -86,7 +86,7 @@ def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
         return {}
     # The form's own reader, with its notes (ambiguity, currency) left unsaid: the rule's answer comes first.
     updates = ValidateEstimateForm._from_text(Silent(), text, None, conversation_language(tracker))
-    updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
+    updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
     # Every slot the form's reader fills (model notes such as model_unrecognised included), not its bookkeeping.
     return {name: value for name, value in updates.items() if name not in NOT_JOB_SLOTS}
 

@@ -59,3 +59,19 @@ async def test_a_value_still_answers_the_question_after_the_first_card():
     values, _ = await run_form("بودجه‌مون حدود ۸۰ دلاره", slots={"language": "fa", **JOB, "seq_len": 4096.0,
                                                                "requested_slot": "budget"})
     assert values["budget_usd"] == 80 and values["requested_slot"] is None and "seq_len" not in values
+
+
+CAPPED = {**JOB, "seq_len": 2048.0, "hourly_cap": 1.0, "budget": "hourly_cap", "requested_slot": None}
+
+
+async def test_a_vat_qualifier_alone_belongs_to_the_hourly_cap_just_given():
+    """Values by meaning (issue 21 #2): "with tax, I mean" after an hourly cap qualifies the cap."""
+    for lang, message in (("tr", "KDV dahil fiyatı kastediyorum"), ("fa", "منظورم قیمت با مالیات بود")):
+        values, _ = await run_form(message, slots={"language": lang, **CAPPED})
+        assert values["hourly_cap_vat"] is True and not values.get("budget_usd"), values
+
+
+async def test_the_cap_restated_with_vat_is_no_budget():
+    for lang, message in (("tr", "1 dolar, KDV dahil yani"), ("fa", "همون ۱ دلار، با مالیات")):
+        values, _ = await run_form(message, slots={"language": lang, **CAPPED, "budget_usd": 40.0, "budget": "usd"})
+        assert values["hourly_cap_vat"] is True and values["budget_usd"] == 40.0, values

@@ -14,11 +14,12 @@ class PhraseReader:
     # -- hourly cap, budget period, own card, comparisons --------------------------------------------------
 
     def _read_vat_and_period(self) -> None:
-        if "hourly_cap" in self.result:
-            for k in range(self.n):
-                length, label = self.lexicon.vat.longest_at(self.tokens, k)
-                if length:
-                    self.result["hourly_cap_vat"] = label == "included"
+        for k in range(self.n):
+            length, label = self.lexicon.vat.longest_at(self.tokens, k)
+            if length:
+                self.result["vat_said"] = label == "included"
+        if "hourly_cap" in self.result and "vat_said" in self.result:
+            self.result["hourly_cap_vat"] = self.result["vat_said"]
         money = getattr(self, "money_at", None)
         if "budget_usd" not in self.result or money is None:
             return

@@ -59,6 +59,9 @@ class ParsedValues(BaseModel):
     # said it includes KDV/VAT (True), excludes it (False) or did not say (None: the answer assumes without VAT).
     hourly_cap: Optional[float] = None
     hourly_cap_vat: Optional[bool] = None
+    # "KDV dahil" / "بدون مالیات" said anywhere in the message, with or without an amount: a qualifier the dialogue
+    # state applies to the price just given ("with tax, I mean" after an hourly cap), never a value on its own.
+    vat_said: Optional[bool] = None
     budget_period: Optional[Literal["total", "month", "run"]] = None
     own_gpu: Optional[str] = None  # id of a card in knowledge/own_gpus.yml the customer says they have
     compare: Optional[Dict[str, object]] = None  # {"kind": "method"|"model"|"gpu", "options": [a, b]}
@@ -77,6 +80,6 @@ class ParsedValues(BaseModel):
 
     def found(self) -> Dict[str, object]:
         """The values the message gave (no Nones, no ``ambiguous``), e.g. to fill slots."""
-        return {k: v for k, v in self.dict().items() if v is not None and k != "ambiguous"}
+        return {k: v for k, v in self.dict().items() if v is not None and k not in ("ambiguous", "vat_said")}
 
 
