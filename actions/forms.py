@@ -199,7 +199,10 @@ class ValidateEstimateForm(FormValidationAction):
         from actions.answer_first import ANSWERED_FIRST_SLOT, assumed_values, defaults_line, first_answer
 
         lang = conversation_language(tracker)
-        if self._asked_once_already(tracker, slots, next_slot):
+        # A note instead of the value (an unclear number, a currency we do not convert) asks again: the customer
+        # tried to answer.
+        noted_only = set(updates) == {"failed_turns"}
+        if not noted_only and self._asked_once_already(tracker, slots, next_slot):
             # The card was given and this question asked once; left unanswered, it is not asked again: the
             # defaults are taken, said, and the full estimate follows.
             dispatcher.utter_message(text=defaults_line(slots, lang))
