@@ -60,6 +60,9 @@ SOCIAL_VALUE_BLIND_INTENTS = ("thank", "deny")
 # GPUs and asking for a quote: the ordering answer explains the quote and offers it, so it answers both.
 COVERING_PAIRS = ({"thank", "goodbye"},)
 COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi_gpu"}
+# Without a job value, "what else can you do besides suggesting a card?" torn between the abilities and an estimate
+# is the abilities question: that answer says how to get an estimate too (issue 21 #4).
+COVERING_WITHOUT_VALUES = {frozenset({"capabilities", "estimate"}): "capabilities"}
 JOB_INTENTS = ("estimate", "inform")
 # A question about the answer that names a card ("why not the 4090?", "how many hours on an A40?", "how many H100s
 # do I need?") reads like a card FAQ or a new estimate to a bag of n-grams; with no job value in it, it asks about
@@ -227,9 +230,15 @@ class IntentGuard(GraphComponent):
         if len(ranked) < 2 or float(ranked[0].get("confidence") or 0) < AMBIGUITY_FLOOR:
             return None  # a weak guess, not two strong ones
         first, second = str(ranked[0].get("name")), str(ranked[1].get("name"))
-        pair = frozenset({first, second})
+        return IntentGuard._covering(frozenset({first, second}), first, message)
+
+    @staticmethod
+    def _covering(pair: frozenset, first: Text, message: Message) -> Optional[Text]:
+        """The intent whose answer covers both of two close ones, or None."""
         if pair in COVERING_WINNER:
             return COVERING_WINNER[pair]
+        if pair in COVERING_WITHOUT_VALUES and not IntentGuard.carries_values(message.get(TEXT) or ""):
+            return COVERING_WITHOUT_VALUES[pair]
         faq_and_job = any(name.startswith("faq_") for name in pair) and any(name in JOB_INTENTS for name in pair)
         if faq_and_job or set(pair) in COVERING_PAIRS:
             return first
