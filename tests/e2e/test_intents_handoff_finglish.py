@@ -179,3 +179,19 @@ def test_a_short_turkish_greeting_gets_turkish(conversation, greeting):
     replies = c.say(greeting)
     assert replies and not any(is_persian(text) for text in texts(replies)), joined(replies)
     assert tracker_slots(c)["language"] == "tr"
+
+
+@pytest.mark.parametrize("lang,message", [
+    ("fa", "با سلام؛ قصد داریم مدل Mistral 7B را با روش QLoRA و طول توالی ۴۰۹۶ توکن آموزش دهیم. چه مقدار حافظهٔ "
+           "GPU لازم است و کدام کارت را پیشنهاد می‌کنید؟"),
+    ("tr", "Merhabalar; Mistral 7B modelini QLoRA yöntemiyle 4096 token dizi uzunluğunda eğitmeyi planlıyoruz. "
+           "Ne kadar GPU belleği gerekir ve hangi kartı önerirsiniz?"),
+])
+def test_a_complete_formal_request_gets_the_estimate_not_a_memory_faq(conversation, lang, message):
+    c = conversation()
+    replies = c.say(message)
+    assert_language(replies, lang)
+    text = joined(replies)
+    assert "Mistral 7B" in text and any(name in text for name in CARDS) and "GB" in text, text
+    assert faq("13b_24gb", lang) not in texts(replies) and faq("vram", lang) not in texts(replies)
+    assert tracker_slots(c)["seq_len"] == 4096

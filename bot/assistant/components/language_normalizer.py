@@ -59,6 +59,10 @@ SOCIAL_VALUE_BLIND_INTENTS = ("thank", "deny")
 # job; the estimate re-computes it), thanks and goodbye (a closing "thanks, that's all for now"). Ordering several
 # GPUs and asking for a quote: the ordering answer explains the quote and offers it, so it answers both.
 COVERING_PAIRS = ({"thank", "goodbye"},)
+# A memory FAQ for a message that names the model and the method ("we plan to fine-tune Qwen2.5 14B with LoRA at
+# 2048 tokens, 300 dollars, which GPU?") is a complete request: the estimate answers it with the card (issue 21 #4).
+# A question about a card size ("is a 24 GB card enough?") stays the memory FAQ.
+MEMORY_FAQS = ("faq_13b_24gb", "faq_vram")
 COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi_gpu"}
 # Without a job value, "what else can you do besides suggesting a card?" torn between the abilities and an estimate
 # is the abilities question: that answer says how to get an estimate too (issue 21 #4).
@@ -323,6 +327,15 @@ class IntentGuard(GraphComponent):
             getattr(parsed, name, None) not in (None, False) for name in JOB_VALUE_FIELDS + ("method",))
 
     @staticmethod
+    def _complete_request(message: Message) -> bool:
+        from bot.text.parse import parse_values
+
+        if (message.get(INTENT) or {}).get("name") not in MEMORY_FAQS or IntentGuard._card_size_question(message):
+            return False
+        parsed = parse_values(message.get(TEXT) or "")
+        return bool(parsed.model_id or parsed.model_size_b) and bool(parsed.method) and parsed.compare is None
+
+    @staticmethod
     def _value_fields(message: Message) -> tuple:
         intent = (message.get(INTENT) or {}).get("name")
         ranked = [r.get("name") for r in message.get(INTENT_RANKING_KEY) or [] if r.get("name") != NO_WORDS_INTENT]
@@ -344,6 +357,8 @@ class IntentGuard(GraphComponent):
                 self._override(message, self._own_card_or_comparison(message))
             elif self._question_about_a_card(message):
                 self._override(message, FOLLOWUP_INTENT)
+            elif self._complete_request(message):
+                self._override(message, JOB_VALUES_INTENT)
             elif self._ambiguity_resolved(message):
                 self._override(message, self._ambiguity_resolved(message))
             elif self._values_lost(message) and self.carries_values(text, self._value_fields(message)):
