@@ -173,23 +173,12 @@ class ActionEstimate(Action):
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
-        from bot.advisor.advice import AdviceRequest, advise
-        from bot.advisor.knowledge import InputError
-        from bot.present.render import render_advice, render_error, render_estimate_hint
+        from bot.present.render import render_advice, render_estimate_hint
 
         lang = conversation_language(tracker)
         fields = advice_request_fields(tracker)
-        try:
-            advice = advise(AdviceRequest(**fields))
-        except InputError as error:
-            dispatcher.utter_message(text=render_error(error, lang))
-            if error.key in ERRORS_FOR_A_PERSON:
-                # The text says a colleague can review the plan: make that an offer a button or a "yes" accepts.
-                dispatcher.utter_message(response="utter_offer_review_by_person")
-            return []
-        except ValueError:
-            logger.exception("advise() rejected %s", fields)
-            dispatcher.utter_message(response="utter_estimate_failed")
+        advice = self._advice(dispatcher, fields, lang)
+        if advice is None:
             return []
 
         # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice; the
@@ -219,7 +208,43 @@ class ActionEstimate(Action):
             # row: it leads with the recalculation instead.
             answer = dialogue_text("recalculated_same", lang) + "\n" + answer
         dispatcher.utter_message(text=answer)
-        events = [SlotSet("estimate_summary", summary)]
+        events = [SlotSet("estimate_summary", summary)] + self._model_notes(dispatcher, tracker, advice, fields,
+                                                                            lang, unchanged)
+        image = None if unchanged else await self._chart_url(
+            advice, fields, lang, wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
+        if image:
+            dispatcher.utter_message(image=image)
+        if advice.needs_quote:
+            dispatcher.utter_message(response="utter_estimate_offer_quote")
+        elif first_estimate:
+            # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
+            dispatcher.utter_message(text=render_estimate_hint(advice, lang))
+        return events
+
+    @staticmethod
+    def _advice(dispatcher: CollectingDispatcher, fields: Dict[Text, Any], lang: Text) -> Any:
+        """The advice for the slots' values, or None after saying what is wrong with them."""
+        from bot.advisor.advice import AdviceRequest, advise
+        from bot.advisor.knowledge import InputError
+        from bot.present.render import render_error
+
+        try:
+            return advise(AdviceRequest(**fields))
+        except InputError as error:
+            dispatcher.utter_message(text=render_error(error, lang))
+            if error.key in ERRORS_FOR_A_PERSON:
+                # The text says a colleague can review the plan: make that an offer a button or a "yes" accepts.
+                dispatcher.utter_message(response="utter_offer_review_by_person")
+        except ValueError:
+            logger.exception("advise() rejected %s", fields)
+            dispatcher.utter_message(response="utter_estimate_failed")
+        return None
+
+    @staticmethod
+    def _model_notes(dispatcher: CollectingDispatcher, tracker: Tracker, advice: Any, fields: Dict[Text, Any],
+                     lang: Text, unchanged: bool) -> List[Dict[Text, Any]]:
+        """The notes on the model after the answer: the version assumed, or the stand-in for an unknown name."""
+        events: List[Dict[Text, Any]] = []
         if tracker.get_slot("model_version_assumed"):
             # "qwen 14b": the newest release of that size was used; said once, with the first estimate after it
             from actions.model_notes import version_note
@@ -234,15 +259,6 @@ class ActionEstimate(Action):
 
             dispatcher.utter_message(text=unrecognised_note(tracker.get_slot("model_unrecognised"), advice,
                                                             fields, lang))
-        image = None if unchanged else await self._chart_url(
-            advice, fields, lang, wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
-        if image:
-            dispatcher.utter_message(image=image)
-        if advice.needs_quote:
-            dispatcher.utter_message(response="utter_estimate_offer_quote")
-        elif first_estimate:
-            # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
-            dispatcher.utter_message(text=render_estimate_hint(advice, lang))
         return events
 
     @staticmethod
