@@ -316,9 +316,12 @@ class ActionOpenTicket(Action):
         # Database calls run in a thread: a slow or unreachable database must not stall other conversations.
         existing = await asyncio.to_thread(_open_ticket, tracker.sender_id)
         if existing is not None:
+            # The message goes onto the ticket either way (staff read it there); the request repeated gets the
+            # open ticket's number, anything else is confirmed as added (issue 21, hand-over state).
             added = await asyncio.to_thread(add_to_open_ticket, existing.id, tracker)
-            dispatcher.utter_message(response="utter_ticket_message_added" if added else "utter_ticket_already_open",
-                                     ticket_id=existing.id)
+            repeated = latest_intent(tracker) in HANDOFF_TRIGGERS
+            dispatcher.utter_message(response="utter_ticket_message_added" if added and not repeated
+                                     else "utter_ticket_already_open", ticket_id=existing.id)
             return clear + [SlotSet("ticket_id", existing.id)]
         try:
             ticket = await asyncio.to_thread(ticket_store().create, build_draft(tracker))
