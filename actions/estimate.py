@@ -173,7 +173,7 @@ class ActionEstimate(Action):
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
-        from bot.present.render import render_advice, render_estimate_hint
+        from bot.present.render import render_estimate_hint
 
         lang = conversation_language(tracker)
         fields = advice_request_fields(tracker)
@@ -187,8 +187,8 @@ class ActionEstimate(Action):
 
         previous = tracker.get_slot("estimate_summary")
         first_estimate = previous is None
+        advice, answer = self._steady_answer(advice, previous, lang)
         summary = estimate_summary(advice)
-        answer = render_advice(advice, lang, quote_offer=False, first=first_estimate, previous=previous)
         recent = recent_bot_texts(tracker)
         # The channels send each paragraph as its own message (Rasa's REST and socket.io split at blank lines).
         parts = [part.strip() for part in answer.split("\n\n")]
@@ -220,6 +220,21 @@ class ActionEstimate(Action):
             # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
             dispatcher.utter_message(text=render_estimate_hint(advice, lang))
         return events
+
+    @staticmethod
+    def _steady_answer(advice: Any, previous: Optional[Dict[Text, Any]], lang: Text):
+        """The advice (the previous card kept when the change is inside the estimate's error, actions/consistency.py)
+        and its rendered answer, which then says why the card stayed."""
+        from actions.consistency import steady_advice
+        from actions.dialogue_text import text as dialogue_text
+        from bot.present.render import render_advice
+
+        advice, kept = steady_advice(advice, previous)
+        answer = render_advice(advice, lang, quote_offer=False, first=previous is None, previous=previous)
+        if kept:
+            line = dialogue_text("recommendation_kept", lang, **kept)
+            answer = answer.replace("\n\n", "\n" + line + "\n\n", 1) if "\n\n" in answer else answer + "\n" + line
+        return advice, answer
 
     @staticmethod
     def _advice(dispatcher: CollectingDispatcher, fields: Dict[Text, Any], lang: Text) -> Any:
