@@ -180,23 +180,12 @@ class ActionEstimate(Action):
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
-        from bot.advisor.advice import AdviceRequest, advise
-        from bot.advisor.knowledge import InputError
-        from bot.present.render import render_advice, render_error, render_estimate_hint
+        from bot.present.render import render_estimate_hint
 
         lang = conversation_language(tracker)
         fields = advice_request_fields(tracker)
-        try:
-            advice = advise(AdviceRequest(**fields))
-        except InputError as error:
-            dispatcher.utter_message(text=render_error(error, lang))
-            if error.key in ERRORS_FOR_A_PERSON:
-                # The text says a colleague can review the plan: make that an offer a button or a "yes" accepts.
-                dispatcher.utter_message(response="utter_offer_review_by_person")
-            return []
-        except ValueError:
-            logger.exception("advise() rejected %s", fields)
-            dispatcher.utter_message(response="utter_estimate_failed")
+        advice = self._advice(dispatcher, fields, lang)
+        if advice is None:
             return []
 
         # The quote offer comes as its own question with buttons (utter_estimate_offer_quote), never twice; the
@@ -205,8 +194,8 @@ class ActionEstimate(Action):
 
         previous = tracker.get_slot("estimate_summary")
         first_estimate = previous is None
+        advice, answer = self._steady_answer(advice, previous, lang)
         summary = estimate_summary(advice)
-        answer = render_advice(advice, lang, quote_offer=False, first=first_estimate, previous=previous)
         recent = recent_bot_texts(tracker)
         # The channels send each paragraph as its own message (Rasa's REST and socket.io split at blank lines).
         parts = [part.strip() for part in answer.split("\n\n")]
@@ -226,7 +215,58 @@ class ActionEstimate(Action):
             # row: it leads with the recalculation instead.
             answer = dialogue_text("recalculated_same", lang) + "\n" + answer
         dispatcher.utter_message(text=answer)
-        events = [SlotSet("estimate_summary", summary)]
+        events = [SlotSet("estimate_summary", summary)] + self._model_notes(dispatcher, tracker, advice, fields,
+                                                                            lang, unchanged)
+        image = None if unchanged else await self._chart_url(
+            advice, fields, lang, wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
+        if image:
+            dispatcher.utter_message(image=image)
+        if advice.needs_quote:
+            dispatcher.utter_message(response="utter_estimate_offer_quote")
+        elif first_estimate:
+            # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
+            dispatcher.utter_message(text=render_estimate_hint(advice, lang))
+        return events
+
+    @staticmethod
+    def _steady_answer(advice: Any, previous: Optional[Dict[Text, Any]], lang: Text):
+        """The advice (the previous card kept when the change is inside the estimate's error, actions/consistency.py)
+        and its rendered answer, which then says why the card stayed."""
+        from actions.consistency import steady_advice
+        from actions.dialogue_text import text as dialogue_text
+        from bot.present.render import render_advice
+
+        advice, kept = steady_advice(advice, previous)
+        answer = render_advice(advice, lang, quote_offer=False, first=previous is None, previous=previous)
+        if kept:
+            line = dialogue_text("recommendation_kept", lang, **kept)
+            answer = answer.replace("\n\n", "\n" + line + "\n\n", 1) if "\n\n" in answer else answer + "\n" + line
+        return advice, answer
+
+    @staticmethod
+    def _advice(dispatcher: CollectingDispatcher, fields: Dict[Text, Any], lang: Text) -> Any:
+        """The advice for the slots' values, or None after saying what is wrong with them."""
+        from bot.advisor.advice import AdviceRequest, advise
+        from bot.advisor.knowledge import InputError
+        from bot.present.render import render_error
+
+        try:
+            return advise(AdviceRequest(**fields))
+        except InputError as error:
+            dispatcher.utter_message(text=render_error(error, lang))
+            if error.key in ERRORS_FOR_A_PERSON:
+                # The text says a colleague can review the plan: make that an offer a button or a "yes" accepts.
+                dispatcher.utter_message(response="utter_offer_review_by_person")
+        except ValueError:
+            logger.exception("advise() rejected %s", fields)
+            dispatcher.utter_message(response="utter_estimate_failed")
+        return None
+
+    @staticmethod
+    def _model_notes(dispatcher: CollectingDispatcher, tracker: Tracker, advice: Any, fields: Dict[Text, Any],
+                     lang: Text, unchanged: bool) -> List[Dict[Text, Any]]:
+        """The notes on the model after the answer: the version assumed, or the stand-in for an unknown name."""
+        events: List[Dict[Text, Any]] = []
         if tracker.get_slot("model_version_assumed"):
             # "qwen 14b": the newest release of that size was used; said once, with the first estimate after it
             from actions.model_notes import version_note
@@ -241,15 +281,6 @@ class ActionEstimate(Action):
 
             dispatcher.utter_message(text=unrecognised_note(tracker.get_slot("model_unrecognised"), advice,
                                                             fields, lang))
-        image = None if unchanged else await self._chart_url(
-            advice, fields, lang, wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
-        if image:
-            dispatcher.utter_message(image=image)
-        if advice.needs_quote:
-            dispatcher.utter_message(response="utter_estimate_offer_quote")
-        elif first_estimate:
-            # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
-            dispatcher.utter_message(text=render_estimate_hint(advice, lang))
         return events
 
     @staticmethod

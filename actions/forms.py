@@ -81,10 +81,12 @@ def refuse_out_of_range(dispatcher: CollectingDispatcher, updates: Dict[Text, An
     return updates
 
 
-def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]) -> Dict[Text, Any]:
+def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any],
+                    previous: Optional[Dict[Text, Any]] = None) -> Dict[Text, Any]:
     """The contract's newer values of one message (hourly cap, its KDV, budget period, own card, config.json).
 
-    Only what the message says and ``updates`` does not already hold. An hourly cap answers the budget question
+    Only what the message says and ``updates`` does not already hold (``previous``: the slots before this
+    message, when ``slots`` already has its updates). An hourly cap answers the budget question
     (it is the customer's price limit, not a total budget: language reviews fa §3.4, tr §2.5), so the form does
     not ask for a total budget on top of it.
     """
@@ -95,6 +97,15 @@ def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]
     found = {name: value for name, value in found.items() if value is not None and name not in updates}
     if found.get("hourly_cap") is not None and slots.get("budget") is None and "budget" not in updates:
         found["budget"] = "hourly_cap"
+    before = previous if previous is not None else slots
+    if parsed.vat_said is not None and "hourly_cap" not in found and before.get("hourly_cap") is not None \
+            and parsed.budget_usd in (None, before.get("hourly_cap")):
+        # "KDV dahil demek istedim", «منظورم با مالیات بود», "1 dolar, KDV dahil" after an hourly cap of 1: the
+        # qualifier (and an amount repeating the cap) belongs to the price just given, not to a new budget.
+        found["hourly_cap_vat"] = parsed.vat_said
+        if parsed.budget_usd is not None:
+            # the amount was the cap restated: the budget stays what it was
+            found.update(budget_usd=before.get("budget_usd"), budget=before.get("budget") or "hourly_cap")
     return found
 
 
@@ -179,21 +190,78 @@ class ValidateEstimateForm(FormValidationAction):
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
-        new_values = bool(updates or not answers) and self._new_values_this_turn(tracker, updates)
-        resumed = not answers and latest_intent(tracker) not in SHORT_INTERRUPTIONS
-        if next_slot and (new_values or resumed):
-            # "Noted: Llama 3.1 8B, QLoRA, 25 dollars budget. Only the sequence length is missing." - the values
-            # given in this message (or during the interruption just answered) are confirmed before the question;
-            # after an answered question (an FAQ, a comparison) the form says where it stands before asking again.
-            from actions.dialogue_text import noted_message
-
-            message = noted_message(slots, conversation_language(tracker))
-            # Said only when it tells something the customer has not just read: the same line right after the
-            # previous turn's would be a repeat (the question's own second wording follows instead).
-            if message and message.strip() not in recent_bot_texts(tracker):
-                dispatcher.utter_message(text=message)
+        # After a greeting or a thank-you the form's question simply follows (in its other wording).
+        social = not answers and latest_intent(tracker) in SHORT_INTERRUPTIONS
+        answered_first = None if social else self._answer_first(dispatcher, tracker, slots, next_slot, updates)
+        if answered_first is not None:
+            return answered_first
+        if next_slot and self._where_it_stands_is_news(tracker, updates, answers, social):
+            self._say_where_it_stands(dispatcher, tracker, slots)
         events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
         return events + self._question_variant(tracker, next_slot)
+
+    def _where_it_stands_is_news(self, tracker: Tracker, updates: Dict[Text, Any], answers: bool,
+                                 social: bool) -> bool:
+        """New values this turn, or the form resuming after an answered question (not after thanks)."""
+        if not answers and not social:
+            return True
+        return bool(updates or not answers) and self._new_values_this_turn(tracker, updates)
+
+    @staticmethod
+    def _say_where_it_stands(dispatcher: CollectingDispatcher, tracker: Tracker, slots: Dict[Text, Any]) -> None:
+        """ "Noted: Llama 3.1 8B, QLoRA, 25 dollars budget. Only the sequence length is missing." - the values given
+        in this message (or during the interruption just answered) are confirmed before the question; after an
+        answered question (an FAQ, a comparison) the form says where it stands before asking again."""
+        from actions.dialogue_text import noted_message
+
+        message = noted_message(slots, conversation_language(tracker))
+        # Said only when it tells something the customer has not just read: the same line right after the
+        # previous turn's would be a repeat (the question's own second wording follows instead).
+        if message and message.strip() not in recent_bot_texts(tracker):
+            dispatcher.utter_message(text=message)
+
+    def _answer_first(self, dispatcher: CollectingDispatcher, tracker: Tracker, slots: Dict[Text, Any],
+                      next_slot: Optional[Text], updates: Dict[Text, Any]) -> Optional[List[EventType]]:
+        """Answer first (actions/answer_first.py): the form's events when it gives the first card or takes the
+        defaults of a question asked once already; None when neither applies."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, assumed_values, defaults_line, first_answer
+
+        lang = conversation_language(tracker)
+        # A note instead of the value (an unclear number, a currency we do not convert) asks again: the customer
+        # tried to answer.
+        noted_only = set(updates) == {"failed_turns"}
+        if not noted_only and self._asked_once_already(tracker, slots, next_slot):
+            # The card was given and this question asked once; left unanswered, it is not asked again: the
+            # defaults are taken, said, and the full estimate follows.
+            dispatcher.utter_message(text=defaults_line(slots, lang))
+            updates.update(assumed_values(slots))
+            return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, None)]
+        answer = first_answer(slots, lang) if self._answer_first_now(slots, next_slot) else None
+        if not answer:
+            return None
+        dispatcher.utter_message(text=answer)
+        updates[ANSWERED_FIRST_SLOT] = True
+        events = [SlotSet(name, value) for name, value in updates.items()]
+        return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
+
+    @staticmethod
+    def _answer_first_now(slots: Dict[Text, Any], next_slot: Optional[Text]) -> bool:
+        """Model and method known, a refining value open, and no first answer given yet in this conversation."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
+
+        return next_slot in REFINING_SLOTS and job_known(slots) and not slots.get(ANSWERED_FIRST_SLOT) \
+            and slots.get("estimate_summary") is None
+
+    @staticmethod
+    def _asked_once_already(tracker: Tracker, slots: Dict[Text, Any], next_slot: Optional[Text]) -> bool:
+        """The first answer was given and the form asked for ``next_slot`` in its last turn; this message (or the
+        interruption just answered) did not give it."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
+
+        if next_slot not in REFINING_SLOTS or not slots.get(ANSWERED_FIRST_SLOT) or not job_known(slots):
+            return False
+        return tracker.get_slot(REQUESTED_SLOT) == next_slot and (
+            tracker.active_loop or {}).get("name") == "estimate_form"
 
     @staticmethod
     def _question_variant(tracker: Tracker, next_slot: Optional[Text]) -> List[EventType]:
@@ -261,7 +329,7 @@ class ValidateEstimateForm(FormValidationAction):
         updates = self._from_payload(payload_entities(tracker))
         if not updates and not text.startswith("/"):
             updates = self._from_text(dispatcher, text, requested, conversation_language(tracker))
-            updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
+            updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
         if updates:
             updates = refuse_out_of_range(dispatcher, updates, conversation_language(tracker))
         if intent == "deny" and requested == "budget" and not updates:
@@ -272,16 +340,23 @@ class ValidateEstimateForm(FormValidationAction):
         if updates:
             updates["failed_turns"] = 0.0
             return updates
-        if requested in FORM_SLOTS:
-            # At the second turn without progress the offer of a person ("I find it hard to understand you")
-            # replaces the hint, so the same hint is never sent twice in a row.
-            offer_now = int(tracker.get_slot("failed_turns") or 0) + 1 >= FAILED_TURNS_BEFORE_HANDOFF_OFFER
-            if not (requested == "model" and self._suggest_models(dispatcher, text)) and not offer_now:
-                dispatcher.utter_message(response=f"utter_{requested}_not_understood")
-            for event in count_failed_turn(dispatcher, tracker):
-                updates[event["name"]] = event["value"]
-            # Setting the asked slot (to empty) keeps the form from rejecting the turn, so it asks again.
-            updates[requested] = None
+        # Answer first: a question asked once already is not hinted at; run() takes its default.
+        if requested in FORM_SLOTS and not self._asked_once_already(tracker, dict(tracker.slots), requested):
+            return self._not_understood(dispatcher, tracker, requested, text)
+        return updates
+
+    def _not_understood(self, dispatcher: CollectingDispatcher, tracker: Tracker, requested: Text,
+                        text: Text) -> Dict[Text, Any]:
+        """A hint and the same question; at the second turn without progress the offer of a person ("I find it
+        hard to understand you") replaces the hint, so the same hint is never sent twice in a row."""
+        updates: Dict[Text, Any] = {}
+        offer_now = int(tracker.get_slot("failed_turns") or 0) + 1 >= FAILED_TURNS_BEFORE_HANDOFF_OFFER
+        if not (requested == "model" and self._suggest_models(dispatcher, text)) and not offer_now:
+            dispatcher.utter_message(response=f"utter_{requested}_not_understood")
+        for event in count_failed_turn(dispatcher, tracker):
+            updates[event["name"]] = event["value"]
+        # Setting the asked slot (to empty) keeps the form from rejecting the turn, so it asks again.
+        updates[requested] = None
         return updates
 
     @staticmethod

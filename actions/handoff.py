@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import threading
-from typing import Any, Dict, Iterator, List, Optional, Text
+from typing import Any, Dict, List, Optional, Text
 
 from rasa_sdk import Action, Tracker
 from rasa_sdk.events import EventType, SlotSet
@@ -83,11 +83,14 @@ class ValidateHandoffForm(FormValidationAction):
             updates = self.read_answer(dispatcher, tracker, tracker.get_slot(REQUESTED_SLOT))
             consent = updates.get("handoff_consent", consent)
             contact = updates.get("handoff_contact", contact)
-        elif tracker.get_slot(REQUESTED_SLOT) is None and \
-                await asyncio.to_thread(_open_ticket, tracker.sender_id) is not None:
-            # Activation while a ticket of this conversation is still open: no questions, the action says so.
-            # (Resuming after a question answered in between - requested_slot already set - was checked then.)
-            return [SlotSet(REQUESTED_SLOT, None)]
+        elif tracker.get_slot(REQUESTED_SLOT) is None:
+            if await asyncio.to_thread(_open_ticket, tracker.sender_id) is not None:
+                # Activation while a ticket of this conversation is still open: no questions, the action says so
+                # (and adds the message to the ticket). Resuming after a question answered in between -
+                # requested_slot already set - was checked then.
+                return [SlotSet(REQUESTED_SLOT, None)]
+            updates = self._contact_with_the_request(tracker, contact)
+            contact = updates.get("handoff_contact", contact)
 
         if consent is None:
             next_slot: Optional[str] = "handoff_consent"
@@ -100,6 +103,15 @@ class ValidateHandoffForm(FormValidationAction):
             # Not when the answer is left to a rule (no updates): any slot event would stop Rasa rejecting the turn.
             events += self._notice_events(tracker)
         return events + [SlotSet(REQUESTED_SLOT, next_slot)]
+
+    @staticmethod
+    def _contact_with_the_request(tracker: Tracker, contact: Optional[str]) -> Dict[Text, Any]:
+        """ "I'd like to talk to someone, my number is ...": the contact given with the request is kept, so with
+        consent the ticket opens without asking for it again (issue 21, hand-over state). Consent is still asked."""
+        if contact:
+            return {}
+        found = contact_in_sentence((tracker.latest_message.get("text") or "").strip())
+        return {"handoff_contact": found.value} if found is not None else {}
 
     @staticmethod
     def _notice_events(tracker: Tracker) -> List[EventType]:
@@ -155,7 +167,8 @@ class ValidateHandoffForm(FormValidationAction):
             # consent again), says goodbye, or leaves the handoff for the estimate form when the message
             # carries job values ("LoRA olursa?", "llama 8b qlora") (data/rules/interruptions.yml, handoff.yml).
             return {}
-        dispatcher.utter_message(response="utter_consent_unclear")
+        # "I want a person, not a robot" again: the handoff is under way, and the question is what it needs.
+        dispatcher.utter_message(response=_unclear_consent_response(intent))
         # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
         return {"handoff_consent": None}
 
@@ -206,6 +219,24 @@ def _refuses(intent: Optional[str], declined: Optional[str], text: str) -> bool:
     return intent == "deny" and parse_contact(text) is None
 
 
+def _unclear_consent_response(intent: Optional[str]) -> str:
+    return "utter_handoff_under_way" if intent in HANDOFF_TRIGGERS else "utter_consent_unclear"
+
+
+def add_to_open_ticket(ticket_id: str, tracker: Tracker) -> bool:
+    """The customer's latest message (a name, when they can be reached, more detail) goes onto their open ticket,
+    so staff read it there; False when it is only a button or the store cannot take it."""
+    text = (tracker.latest_message.get("text") or "").strip()
+    if not text or text.startswith("/"):
+        return False
+    try:
+        ticket_store().add_note(ticket_id, text, author="customer", kind="note")
+    except (ValueError, KeyError, *UNAVAILABLE):
+        logger.warning("could not add a message to ticket %s", ticket_id)
+        return False
+    return True
+
+
 def _declined(intent: Optional[str], text: str) -> Optional[str]:
     """bot.text.replies.declines_contact, except in a question a rule answers ("bu sohbetin kaydı tutuluyor mu?"
     names "this chat" but asks about KVKK): that question is answered first, then the form asks again; and except
@@ -231,27 +262,32 @@ def _gives_estimate_values(intent: Optional[str], text: str) -> bool:
 
 def _trigger(tracker: Tracker) -> str:
     """What started the handoff: request_quote, request_human, or fallback (repeated misunderstanding)."""
-    trigger = "request_human"
-    offer_answered = None  # pending_offer set right after the user message being looked at (actions/language.py)
-    for event in reversed(tracker.events):
-        if event.get("event") == "slot" and event.get("name") == "pending_offer":
-            offer_answered = offer_answered or event.get("value")
-        elif event.get("event") == "user":
-            intent = ((event.get("parse_data") or {}).get("intent") or {}).get("name")
-            if intent in HANDOFF_TRIGGERS:
-                trigger = intent
-                break
-            if intent == "affirm" and offer_answered:
-                # A typed "yes" to the offer of a quote or a person (data/rules/offers.yml).
-                trigger = "request_quote" if offer_answered == "quote" else "request_human"
-                break
-            offer_answered = None
+    trigger = _asked_trigger(tracker)
     if trigger == "request_human":
         failed = tracker.get_slot("failed_turns") or 0
         recent = [e.get("name") for e in tracker.events[-40:] if e.get("event") == "action"]
         if failed >= FAILED_TURNS_FOR_HANDOFF or any(name in FALLBACK_ACTIONS for name in recent):
             return "fallback"
     return trigger
+
+
+def _asked_trigger(tracker: Tracker) -> str:
+    """The latest request for a person, a quote or a complaint, or a typed "yes" to the offer of one."""
+    offer_answered = None  # pending_offer set right after the user message being looked at (actions/language.py)
+    for event in reversed(tracker.events):
+        if event.get("event") == "slot" and event.get("name") == "pending_offer":
+            offer_answered = offer_answered or event.get("value")
+            continue
+        if event.get("event") != "user":
+            continue
+        intent = ((event.get("parse_data") or {}).get("intent") or {}).get("name")
+        if intent in HANDOFF_TRIGGERS:
+            return intent
+        if intent == "affirm" and offer_answered:
+            # A typed "yes" to the offer of a quote or a person (data/rules/offers.yml).
+            return "request_quote" if offer_answered == "quote" else "request_human"
+        offer_answered = None
+    return "request_human"
 
 
 def _excerpt(tracker: Tracker) -> List[Message]:
@@ -317,7 +353,12 @@ class ActionOpenTicket(Action):
         # Database calls run in a thread: a slow or unreachable database must not stall other conversations.
         existing = await asyncio.to_thread(_open_ticket, tracker.sender_id)
         if existing is not None:
-            dispatcher.utter_message(response="utter_ticket_already_open", ticket_id=existing.id)
+            # The message goes onto the ticket either way (staff read it there); the request repeated gets the
+            # open ticket's number, anything else is confirmed as added (issue 21, hand-over state).
+            added = await asyncio.to_thread(add_to_open_ticket, existing.id, tracker)
+            repeated = latest_intent(tracker) in HANDOFF_TRIGGERS
+            dispatcher.utter_message(response="utter_ticket_message_added" if added and not repeated
+                                     else "utter_ticket_already_open", ticket_id=existing.id)
             return clear + [SlotSet("ticket_id", existing.id)]
         if not tickets_allowed(tracker):
             from bot.assistant.channels.limits import channel_answer

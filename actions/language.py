@@ -86,7 +86,7 @@ def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
         return {}
     # The form's own reader, with its notes (ambiguity, currency) left unsaid: the rule's answer comes first.
     updates = ValidateEstimateForm._from_text(Silent(), text, None, conversation_language(tracker))
-    updates.update(contract_values(text, {**tracker.slots, **updates}, updates))
+    updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
     # A value the estimator would refuse is not kept here either (issue 20, finding 6); the form asks again.
     updates = refuse_out_of_range(Silent(), updates, conversation_language(tracker))
     # Every slot the form's reader fills (model notes such as model_unrecognised included), not its bookkeeping.

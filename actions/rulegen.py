@@ -35,6 +35,8 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
     "capabilities": "utter_capabilities",
     "order_multi_gpu": "utter_order_multi_gpu",
     "compare_options": "action_compare_options",
+    "ask_about_answer": "action_answer_followup",
+    "other_workload": "utter_other_workload",
     "own_card": "action_own_card",
     "switch_language": "action_repeat_last_answer",
 }

@@ -6,8 +6,8 @@ The validation runs inside the Rasa process (bot/assistant/in_process_actions.py
 that instance answers no other. The message: 4,000 characters (the channels' limit) of model names, sizes, methods,
 lengths and budgets in Turkish and Persian, drawn with a fixed seed. Times `parse_values` alone and
 ValidateEstimateForm (actions/forms.py) as the form calls it: without the parser's name cache
-(`bot.text.parse._RESOLVED`, every name resolved again), with the cache empty at the start, and with the names
-cached; and one `resolve_model` call, which the cache saves on every repeat of a name.
+(`bot.text.parse.model_names._RESOLVED`, every name resolved again), with the cache empty at the start, and with the
+names cached; and one `resolve_model` call, which the cache saves on every repeat of a name.
 Writes bench/results/long_message.md. Not a test.
 """
 from __future__ import annotations
@@ -62,6 +62,7 @@ def main() -> None:
     from actions.forms import ValidateEstimateForm
     from bot.advisor.knowledge import load_knowledge, resolve_model
     from bot.text import parse
+    from bot.text.parse import model_names
     from bot.text.parsed import forget_parses
 
     text = long_message()
@@ -73,16 +74,16 @@ def main() -> None:
         asyncio.run(ValidateEstimateForm().run(CollectingDispatcher(), form_tracker(text), domain))
 
     rows = []
-    keep = parse._RESOLVED_MAX
+    keep = model_names._RESOLVED_MAX
     for name, work in (("parse_values", lambda: parse.parse_values(text, expected="seq_len")),
                        ("estimate form validation", validate)):
         without, cold, warm = [], [], []
         for _ in range(args.repeats):
-            parse._RESOLVED.clear()
-            parse._RESOLVED_MAX = 0  # every name resolved again, as before the cache
+            model_names._RESOLVED.clear()
+            model_names._RESOLVED_MAX = 0  # every name resolved again, as before the cache
             forget_parses()  # the form's readings of the message (bot/text/parsed.py): each run parses again
             without.append(timed_ms(work))
-            parse._RESOLVED_MAX = keep
+            model_names._RESOLVED_MAX = keep
             forget_parses()
             cold.append(timed_ms(work))
             forget_parses()

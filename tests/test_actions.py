@@ -617,12 +617,15 @@ def test_noted_message_names_the_values_and_what_is_missing():
     assert noted_message({}, "tr") is None
 
 
-async def test_values_given_with_something_missing_are_confirmed_before_the_question():
+async def test_model_and_method_get_a_card_first_with_the_defaults_said():
+    """Answer first (issue 21): the values are read back with the card, the assumed length is said, and the length
+    is then asked for."""
     values, dispatcher = await run_form("Qwen2.5 7B ile QLoRA yapacağız", slots={"language": "tr",
                                                                              "requested_slot": "model"})
-    assert values["requested_slot"] == "seq_len"
-    noted = [m["text"] for m in dispatcher.messages if m.get("text")]
-    assert noted and noted[0].startswith("Not aldım: Qwen2.5 7B") and "dizi uzunluğu" in noted[0]
+    assert values["requested_slot"] == "seq_len" and values["answered_first"] is True
+    first = [m["text"] for m in dispatcher.messages if m.get("text")]
+    assert first and first[0].startswith("Qwen2.5 7B ve QLoRA için ilk önerim") and "2.048 token" in first[0]
+    assert any(card.name in first[0] for card in load_knowledge().gpus) and " GB" in first[0]
 
 
 async def test_values_kept_during_an_interruption_are_confirmed_when_the_form_resumes():

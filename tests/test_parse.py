@@ -257,12 +257,12 @@ def test_a_later_size_keeps_the_version_the_customer_named(kb):
 
 
 def test_names_resolved_once_per_knowledge_base_with_a_bound(monkeypatch):
-    """bot.text.parse._resolve_name keeps what resolve_model answered (20 ms a call; a long message repeating names
-    asked it dozens of times): the same answer, asked once per knowledge base, and no more than _RESOLVED_MAX kept."""
+    """bot.text.parse.model_names._resolve_name keeps what resolve_model answered (20 ms a call; a long message
+    repeating names asked it dozens of times): the same answer, asked once per knowledge base, and no more than _RESOLVED_MAX kept."""
     import copy
 
     import bot.advisor.knowledge as knowledge
-    from bot.text import parse
+    from bot.text.parse import model_names as parse
 
     kb = knowledge.load_knowledge()
     asked = []

@@ -47,6 +47,9 @@ OWN_CARD_MISTAKEN_FOR = ("estimate", "inform", "faq_13b_24gb", "faq_vram") + VAL
 # An FAQ about memory ("13B on 24 GB?", "how much VRAM?") is what a bag of n-grams sees in "qwen2.5 7b mi llama 3.1
 # 8b mi daha az bellek ister?"; two options named by the parser make it a comparison for the job.
 COMPARE_MISTAKEN_FOR = ("estimate", "inform", "faq_13b_24gb", "faq_vram")
+# The FAQ that compares two cards in general (knowledge/faq.yml faq_h100_vs_a100) answers only that pair.
+CARD_FAQ_INTENT = "faq_h100_vs_a100"
+CARD_FAQ_OPTIONS = {"a100", "h100"}
 # Social answers that ignore the values of the message: "thanks, and with QLoRA?", "no no, compute it with LoRA" are
 # changes of the job (held-out change_of_mind, language_switch), not a thank-you or a bare "no". With these intents
 # a method alone is a value too (it is not a question about the method, which the classifier gives to an FAQ).
@@ -56,8 +59,20 @@ SOCIAL_VALUE_BLIND_INTENTS = ("thank", "deny")
 # job; the estimate re-computes it), thanks and goodbye (a closing "thanks, that's all for now"). Ordering several
 # GPUs and asking for a quote: the ordering answer explains the quote and offers it, so it answers both.
 COVERING_PAIRS = ({"thank", "goodbye"},)
+# A memory FAQ for a message that names the model and the method ("we plan to fine-tune Qwen2.5 14B with LoRA at
+# 2048 tokens, 300 dollars, which GPU?") is a complete request: the estimate answers it with the card (issue 21 #4).
+# A question about a card size ("is a 24 GB card enough?") stays the memory FAQ.
+MEMORY_FAQS = ("faq_13b_24gb", "faq_vram")
 COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi_gpu"}
+# Without a job value, "what else can you do besides suggesting a card?" torn between the abilities and an estimate
+# is the abilities question: that answer says how to get an estimate too (issue 21 #4).
+COVERING_WITHOUT_VALUES = {frozenset({"capabilities", "estimate"}): "capabilities"}
 JOB_INTENTS = ("estimate", "inform")
+# A question about the answer that names a card ("why not the 4090?", "how many hours on an A40?", "how many H100s
+# do I need?") reads like a card FAQ or a new estimate to a bag of n-grams; with no job value in it, it asks about
+# the current plan (issue 21 #3, bot/text/followups.py, actions/followup.py).
+FOLLOWUP_INTENT = "ask_about_answer"
+FOLLOWUP_MISTAKEN_FOR = ("estimate", "inform", "out_of_scope", NO_WORDS_INTENT, "own_card", "order_multi_gpu")
 ALL_VALUE_FIELDS = JOB_VALUE_FIELDS + ("budget_unlimited", "examples", "avg_tokens", "total_tokens", "epochs",
                                        "gpus")
 
@@ -244,9 +259,15 @@ class IntentGuard(GraphComponent):
         if len(ranked) < 2 or float(ranked[0].get("confidence") or 0) < AMBIGUITY_FLOOR:
             return None  # a weak guess, not two strong ones
         first, second = str(ranked[0].get("name")), str(ranked[1].get("name"))
-        pair = frozenset({first, second})
+        return IntentGuard._covering(frozenset({first, second}), first, message)
+
+    @staticmethod
+    def _covering(pair: frozenset, first: Text, message: Message) -> Optional[Text]:
+        """The intent whose answer covers both of two close ones, or None."""
         if pair in COVERING_WINNER:
             return COVERING_WINNER[pair]
+        if pair in COVERING_WITHOUT_VALUES and not IntentGuard.carries_values(message.get(TEXT) or ""):
+            return COVERING_WITHOUT_VALUES[pair]
         faq_and_job = any(name.startswith("faq_") for name in pair) and any(name in JOB_INTENTS for name in pair)
         if faq_and_job or set(pair) in COVERING_PAIRS:
             return first
@@ -284,7 +305,8 @@ class IntentGuard(GraphComponent):
     @staticmethod
     def _own_card_or_comparison(message: Message, values: "MessageValues") -> Optional[Text]:
         intent = (message.get(INTENT) or {}).get("name")
-        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT, NO_WORDS_INTENT):
+        if intent not in OWN_CARD_MISTAKEN_FOR + COMPARE_MISTAKEN_FOR + (OWN_CARD_INTENT, NO_WORDS_INTENT,
+                                                                        CARD_FAQ_INTENT):
             return None
         parsed = values.parsed
         if intent == OWN_CARD_INTENT:
@@ -295,11 +317,41 @@ class IntentGuard(GraphComponent):
             return MEMORY_FAQ_INTENT if IntentGuard._card_size_question(message) else JOB_VALUES_INTENT
         if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
             return OWN_CARD_INTENT
-        if getattr(parsed, "compare", None) and (intent in COMPARE_MISTAKEN_FOR or (
-                intent == NO_WORDS_INTENT and COMPARE_INTENT in IntentGuard._contenders(message))):
+        return IntentGuard._comparison(message, intent, getattr(parsed, "compare", None))
+
+    @staticmethod
+    def _comparison(message: Message, intent: Optional[Text], compare: Optional[dict]) -> Optional[Text]:
+        if not compare:
+            return None
+        if intent == CARD_FAQ_INTENT and set(compare.get("options") or []) != CARD_FAQ_OPTIONS:
+            return COMPARE_INTENT  # "A40 or H100?" is not the A100-vs-H100 FAQ: the two cards for the job
+        if intent in COMPARE_MISTAKEN_FOR or (
+                intent == NO_WORDS_INTENT and COMPARE_INTENT in IntentGuard._contenders(message)):
             # A fallback between the comparison and an FAQ on the same options: the parser found the two options.
             return COMPARE_INTENT
         return None
+
+    @staticmethod
+    def _question_about_a_card(message: Message, values: "MessageValues") -> bool:
+        from bot.advisor.knowledge import load_knowledge
+        from bot.text.followups import read_followup
+
+        intent = str((message.get(INTENT) or {}).get("name"))
+        if not (intent in FOLLOWUP_MISTAKEN_FOR or intent.startswith("faq_")):
+            return False
+        text = message.get(TEXT) or ""
+        asked = read_followup(text, load_knowledge())
+        if not asked.cards or asked.kind is None:
+            return False
+        parsed = values.parsed
+        return parsed.compare is None and not parsed.own_gpu and not values.carries(JOB_VALUE_FIELDS + ("method",))
+
+    @staticmethod
+    def _complete_request(message: Message, values: "MessageValues") -> bool:
+        if (message.get(INTENT) or {}).get("name") not in MEMORY_FAQS or IntentGuard._card_size_question(message):
+            return False
+        parsed = values.parsed
+        return bool(parsed.model_id or parsed.model_size_b) and bool(parsed.method) and parsed.compare is None
 
     @staticmethod
     def _value_fields(message: Message) -> tuple:
@@ -325,7 +377,14 @@ class IntentGuard(GraphComponent):
         values = MessageValues(text)
         if message.get(DETECTED_LANGUAGE) == "en" and not values.carries(ALL_VALUE_FIELDS):
             return UNSUPPORTED_LANGUAGE_INTENT
-        routed = self._own_card_or_comparison(message, values) or self._ambiguity_resolved(message)
+        routed = self._own_card_or_comparison(message, values)
+        if routed:
+            return routed
+        if self._question_about_a_card(message, values):
+            return FOLLOWUP_INTENT
+        if self._complete_request(message, values):
+            return JOB_VALUES_INTENT
+        routed = self._ambiguity_resolved(message)
         if routed:
             return routed
         if self._values_lost(message) and values.carries(self._value_fields(message)):

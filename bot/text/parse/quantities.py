@@ -1,0 +1,373 @@
+"""Numbers in chat text: phrase tags (units, keywords, multipliers, counters), number words, and each quantity
+with the unit after it and the keywords before it (QuantityReader, a part of the parser)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from bot.text.numbers import Lexicon, parse_number
+from bot.text.parse.values import RANGE_DASHES
+
+
+@dataclass
+class _Quantity:
+    first: int  # index of its first token
+    end: int  # index after its number and multiplier tokens
+    value: float  # as written, thousands applied ("4 bin" -> 4000)
+    raw: str
+    kilo: bool = False  # a thousand multiplier was written ("4k", "4 bin")
+    scale: Optional[str] = None  # "million" | "billion"
+    weak: bool = False  # only weak number words ("bir", "یک"): needs a counter or a count unit
+    counter: bool = False  # "۴ تا", "4 tane"
+    unit: Optional[str] = None
+    unit_end: Optional[int] = None
+    keyword: Optional[str] = None
+    per_example: bool = False
+    # "2.048" / "2,048" / "۲٫۰۴۸" is read as thousands groups (2048: Turkish writes 2.048, English 2,048); this is
+    # the decimal reading (2.048), taken when the grouped value cannot be meant for the slot ("7.615B" parameters,
+    # "1.250 dolar" an hour, "1.500 epoch").
+    decimal: Optional[float] = None
+
+    @property
+    def absolute(self) -> float:
+        return self.value * {None: 1.0, "million": 1e6, "billion": 1e9}[self.scale]
+
+
+@dataclass
+class _Tag:
+    category: str  # unlimited | method | gpu | keyword | unit | multiplier | counter
+    label: str
+    start: int
+    end: int
+
+
+_TABLE_ORDER = ("unlimited", "method", "gpu", "keyword", "unit", "multiplier", "counter")
+
+
+def _tables(lexicon: Lexicon):
+    return {
+        "unlimited": lexicon.unlimited, "method": lexicon.methods, "gpu": lexicon.gpu_names,
+        "keyword": lexicon.keywords, "unit": lexicon.units, "multiplier": lexicon.multipliers,
+        "counter": lexicon.counters,
+    }
+
+
+def _is_power_of_two(value: float) -> bool:
+    return value >= 1 and value == int(value) and (int(value) & (int(value) - 1)) == 0
+
+
+def _decimal_reading(raw: str, grouped: float) -> Optional[float]:
+    """The decimal value of a number with one separator and three digits after it, when it was read as groups."""
+    if len([ch for ch in raw if ch in ".,"]) != 1:
+        return None
+    whole, fraction = re.split(r"[.,]", raw)
+    if len(fraction) != 3 or float(whole + fraction) != grouped:
+        return None
+    return float(f"{whole}.{fraction}")
+
+
+# Above these a value read from "1.250" is no value anyone means, and the decimal reading (1.25) is taken: the
+# largest open-weight models have about 1,000B parameters (DeepSeek-V3 671B, Kimi K2 1T total; the largest preset
+# in knowledge/models.yml has 400B); no hourly price we rent reaches $1,000 (knowledge/gpus.yml: the dearest card
+# costs under $10 an hour, eight of them under $100).
+MAX_PLAUSIBLE_MODEL_SIZE_B = 1100.0
+MAX_PLAUSIBLE_HOURLY_CAP_USD = 1000.0
+
+
+def _seq_len_value(q: _Quantity) -> int:
+    if q.kilo and q.scale is None:
+        thousands = q.value / 1000
+        if thousands == int(thousands) and _is_power_of_two(thousands):
+            return int(thousands) * 1024
+    return int(round(q.absolute))
+
+
+_COUNT_TIMES_NAME_RE = re.compile(r"(\d)\s*[x×](?=[a-z])")
+# "۸ در ۷ بی", "8 x 7 milyar": a Mixture-of-Experts name (8x7b), written with "در" (by) or spaces
+_EXPERTS_TIMES_SIZE_RE = re.compile(r"\b(\d{1,3})\s*(?:در|ضربدر|x|×)\s*(\d{1,3})\s*(?:b|بی|میلیارد|milyar|billion)\b")
+
+
+def _split_gpu_count(folded: str) -> str:
+    """ "8xh100" -> "8 x h100": the letter run "xh" would otherwise hide both the counter and the GPU name."""
+    folded = _EXPERTS_TIMES_SIZE_RE.sub(r"\1x\2b", folded)
+    return _COUNT_TIMES_NAME_RE.sub(r"\1 x ", folded)
+
+
+class QuantityReader:
+    """Tags phrases and reads quantities; mixed into the parser (bot.text.parse.parser._Parser)."""
+
+    def tag_phrases(self) -> None:
+        tables = _tables(self.lexicon)
+        i = 0
+        while i < self.n:
+            if self.consumed[i]:
+                i += 1
+                continue
+            best_len, best = 0, None
+            for category in _TABLE_ORDER:
+                if self.tokens[i].is_number and category not in ("method", "gpu"):
+                    continue
+                length, label = tables[category].longest_at(self.tokens, i)
+                if category == "gpu" and not self._gpu_name_written_as_one(i, length):
+                    continue
+                if length > best_len and not any(self.consumed[i:i + length]):
+                    best_len, best = length, _Tag(category, label, i, i + length)
+            if best is None:
+                i += 1
+                continue
+            for k in range(best.start, best.end):
+                self.tags[k] = best
+            i += best_len
+
+    def _gpu_name_written_as_one(self, start: int, length: int) -> bool:
+        """ "b200" / "l40s" are names, "7b 200 örnek" is not B200: a short letter and its digits must touch."""
+        for k in range(start + 1, start + length):
+            previous = self.tokens[k - 1]
+            if self.tokens[k].is_number and not self.tokens[k].glued and len(previous.text) <= 2:
+                return False
+        return True
+
+    def span_text(self, first: int, end: int) -> str:
+        """The folded text from token ``first`` to the token before ``end``, as typed ("10k", "500 هزار")."""
+        return self.folded[self.tokens[first].start:self.tokens[end - 1].end]
+
+    def tag(self, index: int) -> Optional[_Tag]:
+        return self.tags[index] if 0 <= index < self.n else None
+
+    def is_tagged(self, index: int, category: str, label: Optional[str] = None) -> bool:
+        tag = self.tag(index)
+        return tag is not None and tag.category == category and (label is None or tag.label == label)
+
+    # -- numbers ------------------------------------------------------------------------------------------
+
+    def _number_word(self, index: int) -> Optional[float]:
+        if self.tags[index] is not None or self.consumed[index]:
+            return None
+        text = self.tokens[index].text
+        value = self.lexicon.number_words.get(text)
+        return value if value is not None else self.lexicon.counted_number_words.get(text)
+
+    def _compose_words(self, i: int) -> Tuple[float, int, bool, bool, bool]:
+        """Value of the number words from ``i`` ("دو هزار و چهل و هشت", "yüz elli", "iki bin", "دوتا").
+
+        Returns (value, end index, thousand written, only weak words, counter glued on)."""
+        total, current, j = 0.0, 0.0, i
+        kilo, weak_only, last_was_number = False, True, False
+        while j < self.n:
+            value = self._number_word(j)
+            if value is not None:
+                if value == 100 and 0 < current < 10:
+                    current *= 100  # "iki yüz" = 200
+                else:
+                    current += value
+                text = self.tokens[j].text
+                weak_only = weak_only and text in self.lexicon.weak_number_words
+                last_was_number, j = True, j + 1
+                if text in self.lexicon.counted_number_words:
+                    return total + current, j, kilo, False, True  # "دوتا": the counter ends the number
+                continue
+            text = self.tokens[j].text
+            if (text in self.lexicon.connectors and last_was_number and j + 1 < self.n
+                    and self._number_word(j + 1) is not None):
+                last_was_number, j = False, j + 1
+                continue
+            if self.is_tagged(j, "multiplier", "thousand") and last_was_number and not kilo:
+                total += max(current, 1) * 1000
+                current, kilo, weak_only, last_was_number = 0.0, True, False, True
+                j += 1
+                continue
+            break
+        return total + current, j, kilo, weak_only, False
+
+    def _starts_identifier(self, i: int) -> bool:
+        """Digits glued to a Latin word are part of a name ("a100", "llama3", "nf4"), not a quantity."""
+        token = self.tokens[i]
+        if not token.glued or i == 0:
+            return False
+        previous = self.tokens[i - 1]
+        return previous.is_latin_word and previous.text not in ("x",)
+
+    def find_quantities(self) -> List[_Quantity]:
+        quantities: List[_Quantity] = []
+        i = 0
+        while i < self.n:
+            token = self.tokens[i]
+            if self.consumed[i] or (self.tags[i] is not None and not self.is_tagged(i, "multiplier", "thousand")):
+                i += 1
+                continue
+            if token.is_number:
+                if self._starts_identifier(i):
+                    i += 1
+                    continue
+                values = parse_number(token.text)
+                if len(values) > 1:  # "8,16,32": a list nobody can map to one slot
+                    self.ambiguous.append(token.text)
+                    self.consumed[i] = True
+                    i += 1
+                    continue
+                q = _Quantity(first=i, end=i + 1, value=values[0], raw=token.text,
+                              decimal=_decimal_reading(token.text, values[0]))
+            elif self._number_word(i) is not None:
+                value, end, kilo, weak, counted = self._compose_words(i)
+                q = _Quantity(first=i, end=end, value=value, kilo=kilo, weak=weak, counter=counted,
+                              raw=self.span_text(i, end))
+            elif self.is_tagged(i, "multiplier", "thousand") and (i == 0 or not self.tokens[i - 1].is_number):
+                q = _Quantity(first=i, end=i, value=1.0, raw=token.text, weak=True)  # "bin örnek" = 1000
+            else:
+                i += 1
+                continue
+            self._read_multipliers(q)
+            self._read_unit(q)
+            for k in range(q.first, q.unit_end if q.unit_end is not None else q.end):
+                self.consumed[k] = True
+            quantities.append(q)
+            i = max(q.end, q.unit_end or 0, i + 1)
+        return quantities
+
+    def _read_multipliers(self, q: _Quantity) -> None:
+        j = q.end
+        while j < self.n and self.is_tagged(j, "multiplier"):
+            label = self.tags[j].label
+            if label == "thousand" and not q.kilo and q.scale is None:
+                q.value *= 1000
+                q.kilo = True
+            elif label in ("million", "billion") and q.scale is None:
+                q.scale = label
+            else:
+                break
+            q.weak = False
+            j += 1
+        q.end = j
+        q.raw = self.span_text(q.first, q.end) if q.end > q.first else q.raw
+
+    def _is_range_low(self, q: _Quantity) -> bool:
+        """ "50-100 dolar", "۵۰ تا ۱۰۰ دلار", "50 ile 100 dolar arası": the first number of a range."""
+        j = q.end
+        if j < self.n and self.tokens[j].text in self.lexicon.range_words:
+            j += 1
+        elif not (j < self.n and self.folded[self.tokens[j - 1].end:self.tokens[j].start].strip() in RANGE_DASHES):
+            return False
+        if not (j < self.n and self.tokens[j].is_number and self.tags[j] is None):
+            return False  # not "دو تا ۴۰۹۰" (RTX 4090)
+        if q.scale is not None:
+            # "7-13B" is a range, "14B ile 4096 token" is a size and a length
+            return j + 1 < self.n and self.is_tagged(j + 1, "multiplier") or not self._has_unit_after(j)
+        return True
+
+    def _has_unit_after(self, index: int) -> bool:
+        k = index + 1
+        while k < self.n and self.is_tagged(k, "multiplier"):
+            k += 1
+        return k < self.n and self.tags[k] is not None and self.tags[k].category == "unit"
+
+    def _read_unit(self, q: _Quantity) -> None:
+        if self._is_range_low(q):
+            q.unit = "range_low"  # the upper end, read next with its unit, is what counts
+            return
+        self._read_unit_after(q)
+        if q.unit is None and q.first > 0:
+            q.unit = self._unit_before(q)
+        q.keyword = self._keyword_before(q.first)
+        j = q.unit_end
+        if q.unit == "usd" and j is not None and j + 1 < self.n and self.tokens[j].text in self.lexicon.connectors \
+                and self.lexicon.number_words.get(self.tokens[j + 1].text) == 0.5:
+            q.value += 0.5  # "یه دلار و نیم": a dollar and a half
+            q.unit_end = j + 2
+        if q.unit == "tokens":
+            keywords = self._keywords_before(q.first)
+            q.per_example = self._per_example_after(q.unit_end) or "avg_tokens" in keywords
+            if "total_tokens" in keywords:
+                q.keyword = "total_tokens"
+
+    def _read_unit_after(self, q: _Quantity) -> None:
+        j = q.end
+        while j < self.n and self.is_tagged(j, "counter"):
+            q.counter = True
+            j += 1
+        tag = self.tag(j)
+        if tag is None:
+            return
+        if tag.category == "unit":
+            q.unit, q.unit_end = tag.label, tag.end
+        elif tag.category == "gpu":
+            q.unit, q.unit_end = "gpus", tag.end
+            if q.weak and not q.counter:
+                q.unit = "skip_weak"  # "on A100" is English "on", "bir A100" just "an A100"
+        elif tag.category == "keyword" and tag.label == "seq_len":
+            q.unit, q.unit_end = "seq_len", tag.end  # "4096 context", "4k bağlam"
+
+    def _unit_before(self, q: _Quantity) -> Optional[str]:
+        """A unit written before the number: "%20", "$50", "A100 x 2", "H100 2 tane"."""
+        before = self.tag(q.first - 1)
+        previous = self.tokens[q.first - 1].text
+        if previous == "%":
+            return "ignore"
+        if before is None:
+            return None
+        if before.category == "unit" and before.label in ("usd", "try", "toman", "eur") and not previous.isalpha():
+            return before.label
+        if before.category == "counter" and previous in ("x", "×"):
+            named = self.tag(before.start - 1)
+            return "gpus" if named is not None and self._names_gpus(named) else None
+        if q.counter and self._names_gpus(before):
+            return "gpus"
+        return None
+
+    @staticmethod
+    def _names_gpus(tag: _Tag) -> bool:
+        return tag.category == "gpu" or tag.label == "gpus"
+
+    def _per_example_after(self, index: int) -> bool:
+        for k in range(index, min(index + 3, self.n)):
+            tag = self.tags[k]
+            if self.tokens[k].is_break or self.tokens[k].is_number:
+                return False  # "4096 token 5000 örnek ortalama 700 token": "ortalama" is the next number's
+            if tag is not None and tag.category == "keyword" and tag.label in ("per_example", "avg_tokens"):
+                # "600 token ortalama" is this number's; "4096 توکن و میانگین طول نمونه‌ها ۶۰۰ توکن" the next one's
+                return tag.label == "per_example" or not self._number_within(tag.end, 4)
+        return False
+
+    def _number_within(self, index: int, reach: int) -> bool:
+        """A number in the next ``reach`` tokens before a punctuation break."""
+        for k in range(index, min(index + reach, self.n)):
+            if self.tokens[k].is_break:
+                return False
+            if self.tokens[k].is_number:
+                return True
+        return False
+
+    # A unit word right before a number works as a keyword ("GPU: 4", "epoch 3", "ساعت ۳" is a time of day).
+    _UNIT_AS_KEYWORD = {"examples": "examples", "epochs": "epochs", "gpus": "gpus", "usd": "budget_usd",
+                        "ignore": "ignore"}
+
+    def _keyword_before(self, first: int) -> Optional[str]:
+        keywords = self._keywords_before(first)
+        return keywords[0] if keywords else None
+
+    def _keywords_before(self, first: int) -> List[str]:
+        """Keywords up to three words before a number, closest first ("ortalama uzunluk 800 token")."""
+        found: List[str] = []
+        k = first - 1
+        steps = 0
+        while k >= 0 and steps < 3:
+            token, tag = self.tokens[k], self.tags[k]
+            if token.is_break or token.is_number or self.consumed[k]:
+                break
+            if tag is not None:
+                if tag.category == "keyword":
+                    found.append(tag.label)
+                elif tag.category == "unit" and tag.label in self._UNIT_AS_KEYWORD:
+                    # only right before the number: "GPU 4", "saat 3"; not "GB VRAM gerekiyor 8b"
+                    if tag.end == first:
+                        found.append(self._UNIT_AS_KEYWORD[tag.label])
+                    if tag.end == first or tag.label != "examples":
+                        break
+                    # an examples word inside the keyword's phrase ("ortalama örnek uzunluğu 700 token",
+                    # «میانگین طول نمونه‌ها ۶۰۰ توکن»): the words before it still count
+                k = tag.start - 1
+            else:
+                k -= 1
+            steps += 1
+        return found
+
