@@ -28,7 +28,7 @@ before its recent turns, written as the events that recreate it (the slots that 
 The recent turns are enough for what looks back every turn: rules and memoization (3 states), the previous turn's
 offer or answer. The one action that reads further back, the handoff ticket (its trigger and its 12-message excerpt,
 bot/tickets/store.py), gets the stored events before the window with its call (`session_history`,
-bot/assistant/action_payload.py): one query on a handoff turn instead of longer trackers on every turn.
+bot/assistant/patches/action_payload.py): one query on a handoff turn instead of longer trackers on every turn.
 A new session (SessionStarted after the checkpoint) starts from its own events, as in Rasa.
 
 It does not stream events to an event broker: configure none, or they would carry unmasked texts.

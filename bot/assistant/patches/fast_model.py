@@ -25,7 +25,7 @@ the sparse sentence features as a float64 CSR matrix: the same shape, values and
 run (2026-12-01), most of it `get_sparse_features` joining the per-token features the classifier does not read.
 Other cases go through Rasa's code.
 
-Installed by importing `bot.assistant`.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import logging
 import sys
 from typing import Any, Dict, List, Optional, Text, Tuple
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.patches.import_hooks import replace, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +61,8 @@ def patch_graph(module: Any) -> None:
         return cache[key]
 
     setattr(minimal_graph_schema, PATCH_MARKER, True)
-    minimal_graph_schema.__wrapped__ = original  # type: ignore[attr-defined]
-    schema_class.minimal_graph_schema = minimal_graph_schema
-    logger.debug("Minimal graph schemas are computed once per target list (bot.assistant.fast_model)")
+    replace(schema_class, "minimal_graph_schema", minimal_graph_schema)
+    logger.debug("Minimal graph schemas are computed once per target list (bot.assistant.patches.fast_model)")
 
 
 def run_in_order(graph: Dict[Any, Any], targets: List[Any]) -> Tuple[Any, ...]:
@@ -88,26 +87,22 @@ def run_in_order(graph: Dict[Any, Any], targets: List[Any]) -> Tuple[Any, ...]:
     return tuple(evaluate(target) for target in targets)
 
 
+class InOrderDask:
+    """The `dask` module as Rasa's graph runner module sees it, except that `get` is `run_in_order`: Rasa's own
+    `DaskGraphRunner.run` (it calls `dask.get(run_graph, run_targets)`) then evaluates the graph in this thread."""
+
+    get = staticmethod(run_in_order)
+
+    def __init__(self, dask_module: Any) -> None:
+        self._dask = dask_module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._dask, name)
+
+
 def patch_runner(module: Any) -> None:
-    runner_class = module.DaskGraphRunner
-    if getattr(runner_class.run, PATCH_MARKER, False):
-        return
-    from rasa.engine.exceptions import GraphRunError
-
-    def run(self: Any, inputs: Optional[Dict[Text, Any]] = None, targets: Optional[List[Text]] = None) -> Any:
-        # DaskGraphRunner.run of Rasa 3.6.21 with run_in_order in place of dask.get.
-        run_targets = targets if targets else self._graph_schema.target_names
-        minimal_schema = self._graph_schema.minimal_graph_schema(run_targets)
-        run_graph = self._build_dask_graph(minimal_schema)
-        if inputs:
-            self._add_inputs_to_graph(inputs, run_graph)
-        try:
-            return dict(run_in_order(run_graph, run_targets))
-        except RuntimeError as e:
-            raise GraphRunError("Error running runner.") from e
-
-    setattr(run, PATCH_MARKER, True)
-    runner_class.run = run
+    if not isinstance(getattr(module, "dask", None), InOrderDask):
+        replace(module, "dask", InOrderDask(module.dask))
 
 
 def weights_for_scoring(classifier: Any) -> Any:
@@ -139,7 +134,6 @@ def one_message_input(original: Any) -> Any:
         return original(self, messages)
 
     setattr(_create_X, PATCH_MARKER, True)
-    _create_X.__wrapped__ = original  # type: ignore[attr-defined]
     return _create_X
 
 
@@ -148,13 +142,13 @@ def patch_classifier(module: Any) -> None:
     original = classifier_class.load.__func__
     if getattr(original, PATCH_MARKER, False):
         return
-    classifier_class._create_X = one_message_input(classifier_class._create_X)
+    replace(classifier_class, "_create_X", one_message_input(classifier_class._create_X))
 
     def load(cls: Any, *args: Any, **kwargs: Any) -> Any:
         return weights_for_scoring(original(cls, *args, **kwargs))
 
     setattr(load, PATCH_MARKER, True)
-    classifier_class.load = classmethod(load)
+    replace(classifier_class, "load", classmethod(load))
 
 
 def is_installed() -> bool:
@@ -162,7 +156,7 @@ def is_installed() -> bool:
     runner = sys.modules.get(RUNNER_MODULE)
     classifier = sys.modules.get(CLASSIFIER_MODULE)
     return (graph is not None and getattr(graph.GraphSchema.minimal_graph_schema, PATCH_MARKER, False)
-            and (runner is None or getattr(runner.DaskGraphRunner.run, PATCH_MARKER, False))
+            and (runner is None or isinstance(runner.dask, InOrderDask))
             and (classifier is None or getattr(classifier.LogisticRegressionClassifier.load.__func__, PATCH_MARKER,
                                                False)))
 
@@ -171,6 +165,3 @@ def install() -> None:
     when_imported(GRAPH_MODULE, patch_graph)
     when_imported(RUNNER_MODULE, patch_runner)
     when_imported(CLASSIFIER_MODULE, patch_classifier)
-
-
-install()
