@@ -128,6 +128,8 @@ class Server:
 def _spawn(name: str, cmd: List[str], port: int, env: Optional[Dict[str, str]], workdir: Path) -> Server:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log_path = LOG_DIR / f"{name}-{port}.log"
+    # os.environ first: ADVISOR_RASA_PATCHES=off given to pytest reaches every server a test starts, so the suites
+    # run against Rasa as shipped (bot/assistant/patches/__init__.py; `make check-unpatched`).
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "RASA_TELEMETRY_ENABLED": "false", **(env or {})}
     log = open(log_path, "w")
     proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=log, stderr=subprocess.STDOUT)
