@@ -196,7 +196,7 @@ async def test_an_action_call_gives_up_within_the_timeout_and_the_rest_of_the_tu
         await RemoteAction("action_answer_faq", EndpointConfig(url)).run(CollectingOutputChannel(), nlg,
                                                                          tracker, domain)
     assert time.monotonic() - started < 0.2
-    # The slot-mapping validation runs inside Rasa (bot/assistant/patches/in_process_actions.py): in the same turn it still
+    # The slot-mapping validation runs inside Rasa (patches/in_process_actions.py): in the same turn it still
     # reads the message ("4096": the sequence length) without waiting.
     events = await RemoteAction("action_validate_slot_mappings", EndpointConfig(url)).run(
         CollectingOutputChannel(), nlg, tracker, domain)

@@ -1,4 +1,4 @@
-"""bot.assistant.patches.in_process_actions: the validation actions run inside Rasa and answer exactly as the action server
+"""patches.in_process_actions: the validation actions run inside Rasa and answer exactly as the action server
 does; nothing of them goes over HTTP; rejections and errors keep the meaning of the action server's 400 and 500; the
 action works on its own copies of the tracker.
 
@@ -95,7 +95,7 @@ async def test_nothing_of_the_validation_actions_goes_over_http():
     requests: List[dict] = []
     tracker = _tracker(*MESSAGES[1])
     with action_server_answering(VALID, requests=requests) as url:
-        slots = await _run("action_validate_slot_mappings", url, tracker)
+        await _run("action_validate_slot_mappings", url, tracker)
         form = await _run("validate_estimate_form", url, tracker)
         assert requests == []
         assert SlotSet("model_size_b", 24.0) in form, form

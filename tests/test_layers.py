@@ -165,7 +165,8 @@ def test_config_files_name_classes_that_exist():
         path = ROOT.joinpath(*module.split("."))
         source = path.with_suffix(".py") if path.with_suffix(".py").exists() else path / "__init__.py"
         assert source.exists(), dotted
-        assert f"class {attr}" in source.read_text(encoding="utf-8") or attr in source.read_text(encoding="utf-8"), dotted
+        text = source.read_text(encoding="utf-8")
+        assert f"class {attr}" in text or attr in text, dotted
 
 
 def test_readme_tree_names_every_part_of_bot():

@@ -185,8 +185,9 @@ def turn_start(events: Sequence[Event], user_index: int) -> int:
 
 def _sqlite_write_ahead_log(connection: Any, _record: Any) -> None:
     """SQLite (development, tests): a write-ahead log synced at checkpoints, not an fsync of the journal per turn
-    (commit and closing the connection were 18 % of the Rasa server's CPU time in a profile under load). A crash of the process loses nothing; a power
-    cut can lose the last turns. PostgreSQL, the production store, is not affected."""
+    (commit and closing the connection were 18 % of the Rasa server's CPU time in a profile under load). A crash of
+    the process loses nothing; a power cut can lose the last turns. PostgreSQL, the production store, is not
+    affected."""
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
@@ -323,7 +324,8 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
         return loaded
 
     def _move_checkpoint(self, connection: Any, sender_id: Text, events: List[Event], loaded: _Loaded) -> None:
-        user_turns = [i for i, event in enumerate(events) if isinstance(event, UserUttered) and i >= loaded.window_start]
+        user_turns = [i for i, event in enumerate(events)
+                      if isinstance(event, UserUttered) and i >= loaded.window_start]
         if len(user_turns) <= self.keep_turns:
             return
         cut = turn_start(events, user_turns[-self.keep_turns])

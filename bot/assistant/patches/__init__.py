@@ -15,20 +15,9 @@ Version guard: the patches were written against and tested with Rasa RASA_VERSIO
 installed and a warning says so: the product then runs as Rasa ships (slower; an action-server outage is answered by
 Rasa's own handling, i.e. silence after 5 minutes).
 
-| patch | replaces (Rasa 3.6.21) | why | measured gain (bench/results/, git log) |
-|---|---|---|---|
-| fast_validation | RemoteAction._validate_action_result | jsonschema re-checked the 23-event schema on every action call | 73 % of Rasa's CPU under load (py-spy); 21 -> 0.17 ms per call (vs_starter.md) |
-| fast_events | Event.resolve_by_type | every event deserialised walked all Event subclasses | 9 % of Rasa's CPU (py-spy, issue 10); gain not re-measured alone |
-| fast_model | GraphSchema.minimal_graph_schema, the `dask` of rasa.engine.runner.dask, LogisticRegressionClassifier.load and ._create_X | the sub-graph walked, dask's scheduler and a 4 MB weight copy on every message | 4 % + 8 % of busy time (py-spy); classifier 0.23 -> 0.03 ms per message; one-row input 7 % of a turn (cProfile), 26.7 -> 28.2 turns/s (vs_starter.md) |
-| fast_rules | RulePolicy._get_possible_keys | the rule lookup walked the whole conversation for every turn | rule matching 21 % of an advice turn (py-spy); turn 300 within +5 % of turn 1 (vs_starter.md); not re-measured alone |
-| fast_states | DialogueStateTracker.past_states | every policy replayed the tracker's events: 7 replays per turn, 3 distinct | not re-measured alone (part of turn 300 vs turn 1) |
-| fast_copies | the `copy` of 4 Rasa modules, Slot.__copy__ | deep copies made only for debug lines; slot copies through __reduce_ex__ | 5 % and 9 % of a turn (py-spy, cProfile); closed loop 27.8 turns/s, no change beyond noise (vs_starter.md) |
-| action_keepalive | EndpointConfig.session | a new HTTP client and TCP connection per action call; call JSON by ujson | 5 % + 5 % of Rasa's CPU (py-spy); closed loop unchanged by the kept-alive connections (27.4 vs 28.3 turns/s, vs_starter.md) |
-| action_payload | RemoteAction._action_call_format | the domain's 76 KB of responses and every event sent with each call | 17.8 -> 13.9 KB per call (vs_starter.md, bench_load) |
-| validation_once | ActionExtractSlots._execute_validation_action | the slot-mapping validation asked twice when a form starts | 1.26 -> 1.00 calls per turn (vs_starter.md) |
-| in_process_actions | RemoteAction.run | the two pure validation actions over HTTP on every message | action-server calls 2.26 -> 0.64 per turn; CPU per turn 0.62x -> 0.57x the starter's; cluster 1.39x -> 1.73-1.86x (load.md, git 33c80fb, cf229d8) |
-| action_timeout | RemoteAction.run, MessageProcessor._run_action | Rasa waits 5 minutes for an action and then answers nothing | behaviour: an outage is answered within 6 s (tests/test_cluster_parts.py) |
-| store_unavailable | MessageProcessor.handle_message, FailSafeTrackerStore.retrieve | a database failure started a blank conversation or answered nothing | behaviour: answered in the customer's language (tests/test_cluster_parts.py) |
+The table (PATCHES below; `python -m bot.assistant.patches` prints it as Markdown) gives for each patch what it
+replaces, why, and its measured gain as bench/results/ and the git log record it ("not re-measured" where no run
+measured that patch alone).
 
 Rasa bodies copied into this package (kept in step with RASA_VERSION by the version guard and the equivalence tests
 in tests/test_rasa_patches.py): `RemoteAction._action_call_format` (action_payload._recent_call_format) and the
@@ -55,28 +44,71 @@ OFF_VALUES = ("off", "0", "false", "no")
 class Patch(NamedTuple):
     module: str  # under bot.assistant.patches
     replaces: Tuple[str, ...]  # "rasa module:attribute path", as import_hooks.replace records it
+    why: str
+    gain: str
 
 
 PATCHES: Tuple[Patch, ...] = (
-    Patch("fast_validation", ("rasa.core.actions.action:RemoteAction._validate_action_result",)),
-    Patch("fast_events", ("rasa.shared.core.events:Event.resolve_by_type",)),
+    Patch("fast_validation", ("rasa.core.actions.action:RemoteAction._validate_action_result",),
+          "jsonschema re-checked the 23-event response schema and built a validator on every action call",
+          "73 % of Rasa's CPU under load (py-spy, issue 10); 21 -> 0.17 ms per call (vs_starter.md)"),
+    Patch("fast_events", ("rasa.shared.core.events:Event.resolve_by_type",),
+          "every event read walked all Event subclasses",
+          "9 % of Rasa's CPU (py-spy, issue 10); not re-measured alone"),
     Patch("fast_model", ("rasa.engine.graph:GraphSchema.minimal_graph_schema", "rasa.engine.runner.dask:dask",
                          "rasa.nlu.classifiers.logistic_regression_classifier:LogisticRegressionClassifier.load",
-                         "rasa.nlu.classifiers.logistic_regression_classifier:LogisticRegressionClassifier._create_X")),
-    Patch("fast_rules", ("rasa.core.policies.rule_policy:RulePolicy._get_possible_keys",)),
-    Patch("fast_states", ("rasa.shared.core.trackers:DialogueStateTracker.past_states",)),
+                         "rasa.nlu.classifiers.logistic_regression_classifier:LogisticRegressionClassifier._create_X"),
+          "every message walked the graph for its sub-graph, ran dask's scheduler, copied the 4 MB classifier "
+          "weights and stacked its one-row input",
+          "4 % + 8 % of busy time (py-spy); classifier 0.23 -> 0.03 ms per message; one-row input 7 % of a turn "
+          "(cProfile), 26.7 -> 28.2 turns/s (vs_starter.md)"),
+    Patch("fast_rules", ("rasa.core.policies.rule_policy:RulePolicy._get_possible_keys",),
+          "the rule lookup walked the whole conversation and every rule on every prediction",
+          "rule matching 21 % of an advice turn (py-spy); turn 300 within +5 % of turn 1 with the patches "
+          "(vs_starter.md); not re-measured alone"),
+    Patch("fast_states", ("rasa.shared.core.trackers:DialogueStateTracker.past_states",),
+          "each policy replayed the tracker's events: 7 replays per turn, 3 distinct",
+          "not re-measured alone (part of turn 300 vs turn 1)"),
     Patch("fast_copies", ("rasa.core.policies.memoization:copy", "rasa.core.policies.rule_policy:copy",
                           "rasa.core.processor:copy", "rasa.core.actions.forms:copy",
-                          "rasa.shared.core.slots:Slot.__copy__")),
-    Patch("action_keepalive", ("rasa.utils.endpoints:EndpointConfig.session",)),
-    Patch("action_payload", ("rasa.core.actions.action:RemoteAction._action_call_format",)),
-    Patch("validation_once", ("rasa.core.actions.action:ActionExtractSlots._execute_validation_action",)),
-    Patch("in_process_actions", ("rasa.core.actions.action:RemoteAction.run",)),
+                          "rasa.shared.core.slots:Slot.__copy__"),
+          "deep copies made for debug lines at every log level; slot copies through __reduce_ex__",
+          "5 % and 9 % of a turn (py-spy, cProfile); closed loop 27.8 turns/s, no change beyond noise "
+          "(vs_starter.md)"),
+    Patch("action_keepalive", ("rasa.utils.endpoints:EndpointConfig.session",),
+          "a new HTTP client and TCP connection per action call; the call JSON by the standard library",
+          "5 % + 5 % of Rasa's CPU (py-spy); closed loop unchanged by the kept-alive connections (27.4 vs 28.3 "
+          "turns/s, vs_starter.md)"),
+    Patch("action_payload", ("rasa.core.actions.action:RemoteAction._action_call_format",),
+          "the domain's 76 KB of responses and every event held sent with each action call",
+          "17.8 -> 13.9 KB per call (vs_starter.md, bench_load)"),
+    Patch("validation_once", ("rasa.core.actions.action:ActionExtractSlots._execute_validation_action",),
+          "the slot-mapping validation asked twice when a form starts on a message",
+          "1.26 -> 1.00 validation calls per turn (vs_starter.md)"),
+    Patch("in_process_actions", ("rasa.core.actions.action:RemoteAction.run",),
+          "the two pure validation actions went over HTTP on every message",
+          "action-server calls 2.26 -> 0.64 per turn; CPU per turn 0.62x -> 0.57x the starter's; cluster "
+          "1.39x -> 1.73-1.86x (vs_starter.md, load.md, git 33c80fb, cf229d8)"),
     Patch("action_timeout", ("rasa.core.actions.action:RemoteAction.run",
-                             "rasa.core.processor:MessageProcessor._run_action")),
+                             "rasa.core.processor:MessageProcessor._run_action"),
+          "Rasa waits 5 minutes for an action server, then answers nothing",
+          "behaviour, not speed: an outage answered within 6 s (tests/test_cluster_parts.py)"),
     Patch("store_unavailable", ("rasa.core.processor:MessageProcessor.handle_message",
-                                "rasa.core.tracker_store:FailSafeTrackerStore.retrieve")),
+                                "rasa.core.tracker_store:FailSafeTrackerStore.retrieve"),
+          "a database failure started a blank conversation or answered nothing",
+          "behaviour, not speed: answered in the customer's language (tests/test_cluster_parts.py)"),
 )
+
+
+def table() -> str:
+    """PATCHES as a Markdown table."""
+    rows = ["| patch | replaces (Rasa " + RASA_VERSION + ") | why | measured gain |", "|---|---|---|---|"]
+    def shown(entry: str) -> str:  # a class attribute as Class.name, a module's global as module.name
+        module, path = entry.split(":")
+        return path if "." in path else f"{module}.{path}"
+
+    rows += [f"| {p.module} | {', '.join(shown(r) for r in p.replaces)} | {p.why} | {p.gain} |" for p in PATCHES]
+    return "\n".join(rows)
 
 
 def switched_on() -> bool:

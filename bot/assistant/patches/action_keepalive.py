@@ -26,14 +26,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Tuple, cast
 
 from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 try:
     import ujson
 except ImportError:  # a dependency of Sanic, so of Rasa; the standard library writes the same JSON
-    ujson = None
+    ujson = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def _kept_session_factory(original_session: Any) -> Any:
         if client is None or client.closed or kept_loop is not loop:
             fresh = original_session(self)  # headers, auth and timeout as Rasa sets them
             tracing = aiohttp.TraceConfig()
-            tracing.on_connection_reuseconn.append(_note_reuse)
+            cast(Any, tracing.on_connection_reuseconn).append(_note_reuse)  # aiohttp types the list oddly
             client = aiohttp.ClientSession(
                 headers=fresh.headers, auth=fresh.auth, timeout=fresh.timeout, trace_configs=[tracing],
                 connector=aiohttp.TCPConnector(keepalive_timeout=KEEPALIVE_S), json_serialize=json_body)

@@ -54,7 +54,8 @@ def patch_module(module: Any) -> None:
 
 def copy_slot(slot: Any) -> Any:
     """What `copy.copy` makes of a slot (a new object of its class, its attributes in a new dict), made directly."""
-    new = type(slot).__new__(type(slot))
+    slot_class: Any = type(slot)
+    new = slot_class.__new__(slot_class)
     new.__dict__.update(slot.__dict__)
     return new
 

@@ -68,7 +68,7 @@ class EventTypeValidator:
         return True
 
 
-def _patched_validate_action_result(remote_action_class: type, rasas: Callable[[Any, Dict[Text, Any]], bool]
+def _patched_validate_action_result(remote_action_class: Any, rasas: Callable[[Any, Dict[Text, Any]], bool]
                                     ) -> Callable[[Any, Dict[Text, Any]], bool]:
     short_road = EventTypeValidator.build(remote_action_class.action_response_format_spec())
 

@@ -35,7 +35,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
             for callback in _callbacks.pop(fullname, []):
                 callback(module)
 
-        spec.loader.exec_module = exec_module  # this loader object serves only this one module
+        setattr(spec.loader, "exec_module", exec_module)  # this loader object serves only this one module
         return spec
 
 

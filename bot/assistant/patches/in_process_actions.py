@@ -13,7 +13,7 @@ never changes Rasa's tracker) and Rasa gets plain JSON values back. `rasa run` (
 the executor and loads the parser's tables before it serves, so the first customer does not wait for them.
 
 The actions that write or answer (tickets, charts, the estimate, the FAQ) stay on the action server, where they can
-be scaled, restarted and time out on their own (bot/assistant/patches/action_timeout.py). A side effect customers see: the
+be scaled, restarted and time out on their own (patches/action_timeout.py). A side effect customers see: the
 language and the form's values are still read while the action server is down, so the outage answer comes in the
 language of that very message and the values the customer gave in it are kept.
 

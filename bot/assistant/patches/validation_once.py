@@ -7,7 +7,7 @@ server the same question with the answer of the first already applied; ValidateS
 then returns no change. That repeat was a tenth of all action-server calls (0.26 per turn of the mixed conversations
 of bench/bench_assistant.py, counted once by an action server that logged each call; issue 12), each with Rasa
 rebuilding a tracker from its events to send it. The validation now runs inside Rasa
-(bot/assistant/patches/in_process_actions.py); the repeat would still rebuild that tracker and run the whole action again.
+(patches/in_process_actions.py); the repeat would still rebuild that tracker and run the whole action again.
 
 The repeat is skipped only when it cannot answer anything new: the same message object, no slot candidates from
 predefined mappings, and every slot exactly as the first answer left them. Anything else (a slot changed by an
