@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MODEL := models/gpu-advisor.tar.gz
-MODEL_INPUTS := config.yml $(shell find domain data bot/assistant/components -type f -not -name '*.pyc' 2>/dev/null)
+MODEL_INPUTS := config.yml bot/assistant/intent_classifier.py \
+	$(shell find domain data bot/assistant/components -type f -not -name '*.pyc' 2>/dev/null)
 TRAIN := $(BIN)/rasa train --fixed-model-name gpu-advisor --out models --domain domain --config config.yml --data data
 
 .PHONY: run cluster test setup system-deps cluster-deps model train validate bench screenshots clean check \

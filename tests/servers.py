@@ -26,7 +26,7 @@ MODEL_DIR = ROOT / "models"
 MODEL_NAME = "gpu-advisor"
 MODEL_PATH = MODEL_DIR / f"{MODEL_NAME}.tar.gz"
 # What the trained model depends on: when any of these is newer than the model, it is retrained.
-MODEL_INPUTS = ["config.yml", "domain", "data", "bot/assistant/components"]
+MODEL_INPUTS = ["config.yml", "domain", "data", "bot/assistant/components", "bot/assistant/intent_classifier.py"]
 LOG_DIR = ROOT / "test-artifacts" / "logs"
 # The shared secret between Rasa and the action server (bot/assistant/action_server.py), one per test run; both are
 # given it through the environment, as scripts/run.sh does.

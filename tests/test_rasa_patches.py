@@ -421,12 +421,12 @@ def test_minimal_graph_schema_is_worked_out_once_and_equals_rasas():
 
 
 def test_classifier_weights_in_fortran_order_give_the_same_probabilities():
-    """patches.fast_model: a loaded LogisticRegressionClassifier scores with coef_ in Fortran order."""
+    """bot/assistant/intent_classifier.py: a loaded classifier scores with coef_ in Fortran order."""
     import numpy as np
     from scipy.sparse import random as sparse_random
     from sklearn.linear_model import LogisticRegression
 
-    from bot.assistant.patches.fast_model import weights_for_scoring
+    from bot.assistant.intent_classifier import weights_for_scoring
 
     rng = np.random.default_rng(7)
     X = sparse_random(60, 500, density=0.05, format="csr", random_state=7)
@@ -737,20 +737,23 @@ def test_slot_mappings_validation_lists_the_domain_slots_once_per_request():
 
 
 def test_one_message_classifier_input_is_rasas_matrix():
-    """patches.fast_model: the classifier's input for one message with sparse features from two featurizers
-    (word and character counts, as config.yml) is Rasa's vstack/hstack result: shape, dtype and values."""
+    """bot/assistant/intent_classifier.py: the classifier's input for one message with sparse features from two
+    featurizers (word and character counts, as config.yml) is what Rasa's LogisticRegressionClassifier._create_X
+    builds (imported from rasa, no patch touches it): shape, dtype and values."""
     import numpy as np
-    from scipy.sparse import coo_matrix
-    from scipy.sparse import random as sparse_random
-
     from rasa.nlu.classifiers.logistic_regression_classifier import LogisticRegressionClassifier
     from rasa.shared.nlu.constants import FEATURE_TYPE_SENTENCE, FEATURE_TYPE_SEQUENCE, TEXT
     from rasa.shared.nlu.training_data.features import Features
     from rasa.shared.nlu.training_data.message import Message
+    from scipy.sparse import coo_matrix
+    from scipy.sparse import random as sparse_random
 
-    create_x = LogisticRegressionClassifier._create_X
-    assert getattr(create_x, "_advisor_minimal_schema_memo", False)
-    live = rasas(LogisticRegressionClassifier, "_create_X")
+    from bot.assistant.intent_classifier import AdvisorLogisticRegressionClassifier
+
+    assert "_create_X" not in {name for (_, name) in __import__(
+        "bot.assistant.patches.import_hooks", fromlist=["_ORIGINALS"])._ORIGINALS}
+    mine = AdvisorLogisticRegressionClassifier.__new__(AdvisorLogisticRegressionClassifier)
+    rasas_own = LogisticRegressionClassifier.__new__(LogisticRegressionClassifier)
     for seed in range(5):
         message = Message(data={TEXT: "Qwen3 8B QLoRA ile 4096 token"})
         for origin, width, dtype in (("words", 300, np.int64), ("chars", 900, np.float32)):
@@ -758,13 +761,13 @@ def test_one_message_classifier_input_is_rasas_matrix():
             message.add_features(Features(counts, FEATURE_TYPE_SENTENCE, TEXT, origin))
             message.add_features(Features(coo_matrix(np.ones((5, width), dtype=dtype)), FEATURE_TYPE_SEQUENCE, TEXT,
                                           origin))
-        fast, expected = create_x(None, [message]), live(None, [message])
+        fast, expected = mine._create_X([message]), rasas_own._create_X([message])
         assert fast.shape == expected.shape and fast.dtype == expected.dtype and fast.format == expected.format
         assert (fast != expected).nnz == 0 and fast.nnz > 0
     two = [Message(data={TEXT: "a"}), Message(data={TEXT: "b"})]  # several messages: Rasa's own code
     for message in two:
         message.add_features(Features(coo_matrix(np.ones((1, 4))), FEATURE_TYPE_SENTENCE, TEXT, "words"))
-    assert create_x(None, two).shape == (2, 4)
+    assert mine._create_X(two).shape == (2, 4)
 
 
 # ------------------------------------------------------------------ the table, the off switch, the version guard

@@ -3,9 +3,16 @@
 Importing `bot.assistant` (which every Rasa process of the project does: config.yml and endpoints.yml name classes in
 it) imports this package, which installs the patches below, each the moment Rasa loads the module it patches
 (import_hooks.when_imported: importing this package does not import Rasa). Rasa's public extension points hold the
-rest of the project's Rasa code: the NLU components (config.yml), the tracker store (endpoints.yml), the channels
-(credentials.yml). What is here has no such extension point in Rasa 3.6: private methods of RemoteAction,
-RulePolicy, the processor, the graph runner.
+rest of the project's Rasa code: the NLU components and the intent classifier (config.yml:
+bot/assistant/intent_classifier.py took over the classifier's two patches), the tracker store (endpoints.yml), the
+channels (credentials.yml). What is here has no such extension point in Rasa 3.6:
+- RemoteAction, ActionExtractSlots, MessageProcessor, EndpointConfig, DialogueStateTracker, Event, the graph runner:
+  Rasa builds them itself; no setting names a class of ours (endpoints.yml has no action timeout either: Rasa passes
+  its 300 s constant to every call).
+- RulePolicy: a subclass named in config.yml would train and run, but Rasa 3.6 recognises the rule policy by exact
+  class (the recipe validator's `node.uses == RulePolicy`: it would warn that no RulePolicy is configured and skip
+  the domain check) and by name (the ensemble's "_RulePolicy" suffix for memorised predictions); so the bounded
+  lookup stays a patch.
 
 Off switch: `ADVISOR_RASA_PATCHES=off` in the environment leaves Rasa exactly as shipped (nothing replaced, no import
 hook). tests/servers.py passes it to the servers the tests start; `make check-unpatched` runs the conversation
@@ -55,13 +62,9 @@ PATCHES: Tuple[Patch, ...] = (
     Patch("fast_events", ("rasa.shared.core.events:Event.resolve_by_type",),
           "every event read walked all Event subclasses",
           "9 % of Rasa's CPU (py-spy, issue 10); not re-measured alone"),
-    Patch("fast_model", ("rasa.engine.graph:GraphSchema.minimal_graph_schema", "rasa.engine.runner.dask:dask",
-                         "rasa.nlu.classifiers.logistic_regression_classifier:LogisticRegressionClassifier.load",
-                         "rasa.nlu.classifiers.logistic_regression_classifier:LogisticRegressionClassifier._create_X"),
-          "every message walked the graph for its sub-graph, ran dask's scheduler, copied the 4 MB classifier "
-          "weights and stacked its one-row input",
-          "4 % + 8 % of busy time (py-spy); classifier 0.23 -> 0.03 ms per message; one-row input 7 % of a turn "
-          "(cProfile), 26.7 -> 28.2 turns/s (vs_starter.md)"),
+    Patch("fast_model", ("rasa.engine.graph:GraphSchema.minimal_graph_schema", "rasa.engine.runner.dask:dask"),
+          "every message and prediction walked the graph for its sub-graph and ran dask's scheduler",
+          "4 % + 8 % of the Rasa server's busy time on advice turns (py-spy, issue 10); not re-measured alone"),
     Patch("fast_rules", ("rasa.core.policies.rule_policy:RulePolicy._get_possible_keys",),
           "the rule lookup walked the whole conversation and every rule on every prediction",
           "rule matching 21 % of an advice turn (py-spy); turn 300 within +5 % of turn 1 with the patches "

@@ -1,5 +1,5 @@
 """Inference of the loaded model without repeated work: the graph runner reuses the sub-graph it needs for a target
-and runs it without dask's scheduler, and the intent classifier's weights are laid out for the product it computes.
+and runs it without dask's scheduler.
 
 1. Every message parse and every next-action prediction runs the model graph (`DaskGraphRunner.run`), which first
 calls `GraphSchema.minimal_graph_schema(targets)`: a recursive walk that lists each node once per path to it, with
@@ -13,17 +13,8 @@ server's busy time on advice turns. `run_in_order` evaluates the same dask graph
 spec.html: a task is a tuple whose first item is callable, its arguments are keys, lists or literals) depth-first,
 each key once, in this thread, as `get_sync` does, and returns the same results; exceptions propagate unchanged.
 
-3. Rasa's LogisticRegressionClassifier scores a message with scikit-learn's `X @ coef_.T` (X sparse, one row). With
-`coef_` in C order (as trained and loaded), SciPy first copies the transposed matrix into a contiguous block
-(intents x vocabulary, about 4 MB here) for every message. Stored in Fortran order, `coef_.T` is contiguous and the
-product reads it in place: same values, same probabilities, 0.23 -> 0.03 ms per message (more under load: memory
-bandwidth). Applied when the classifier is loaded.
-
-4. The same classifier builds its one-row input with `vstack([hstack([csr(sparse), csr([])])])`: SciPy's block
-assembly for a matrix it only re-types. For one message without dense features (this pipeline's case) the input is
-the sparse sentence features as a float64 CSR matrix: the same shape, values and type; 7 % of a turn in a cProfile
-run (2026-12-01), most of it `get_sparse_features` joining the per-token features the classifier does not read.
-Other cases go through Rasa's code.
+The classifier's own savings (weights laid out for scoring, its one-row input) are in its component,
+bot/assistant/intent_classifier.py, named in config.yml.
 
 Installed by bot/assistant/patches/__init__.py.
 """
@@ -39,7 +30,6 @@ logger = logging.getLogger(__name__)
 
 GRAPH_MODULE = "rasa.engine.graph"
 RUNNER_MODULE = "rasa.engine.runner.dask"
-CLASSIFIER_MODULE = "rasa.nlu.classifiers.logistic_regression_classifier"
 PATCH_MARKER = "_advisor_minimal_schema_memo"
 
 
@@ -105,63 +95,13 @@ def patch_runner(module: Any) -> None:
         replace(module, "dask", InOrderDask(module.dask))
 
 
-def weights_for_scoring(classifier: Any) -> Any:
-    """The fitted scikit-learn model of a loaded LogisticRegressionClassifier, its `coef_` in Fortran order."""
-    import numpy as np
-
-    model = getattr(classifier, "clf", None)
-    if model is not None and getattr(model, "coef_", None) is not None:
-        model.coef_ = np.asfortranarray(model.coef_)
-    return classifier
-
-
-def one_message_input(original: Any) -> Any:
-    """LogisticRegressionClassifier._create_X with the one-message, sparse-only case built directly."""
-    import numpy as np
-    from rasa.shared.nlu.constants import TEXT
-    from scipy.sparse import csr_matrix
-
-    def _create_X(self: Any, messages: List[Any]) -> Any:
-        if len(messages) == 1:
-            message = messages[0]
-            # Message.get_sparse_features(TEXT)[1], without combining the sequence features it also builds.
-            _, sentence_features = message._filter_sparse_features(TEXT, [])
-            sparse = message._combine_features(sentence_features, [])
-            dense = message.get_dense_features(attribute=TEXT)[1]
-            if sparse is not None and dense is None:
-                features = csr_matrix(sparse.features)
-                return features.astype(np.result_type(features.dtype, np.float64), copy=False)
-        return original(self, messages)
-
-    setattr(_create_X, PATCH_MARKER, True)
-    return _create_X
-
-
-def patch_classifier(module: Any) -> None:
-    classifier_class = module.LogisticRegressionClassifier
-    original = classifier_class.load.__func__
-    if getattr(original, PATCH_MARKER, False):
-        return
-    replace(classifier_class, "_create_X", one_message_input(classifier_class._create_X))
-
-    def load(cls: Any, *args: Any, **kwargs: Any) -> Any:
-        return weights_for_scoring(original(cls, *args, **kwargs))
-
-    setattr(load, PATCH_MARKER, True)
-    replace(classifier_class, "load", classmethod(load))
-
-
 def is_installed() -> bool:
     graph = sys.modules.get(GRAPH_MODULE)
     runner = sys.modules.get(RUNNER_MODULE)
-    classifier = sys.modules.get(CLASSIFIER_MODULE)
     return (graph is not None and getattr(graph.GraphSchema.minimal_graph_schema, PATCH_MARKER, False)
-            and (runner is None or isinstance(runner.dask, InOrderDask))
-            and (classifier is None or getattr(classifier.LogisticRegressionClassifier.load.__func__, PATCH_MARKER,
-                                               False)))
+            and (runner is None or isinstance(runner.dask, InOrderDask)))
 
 
 def install() -> None:
     when_imported(GRAPH_MODULE, patch_graph)
     when_imported(RUNNER_MODULE, patch_runner)
-    when_imported(CLASSIFIER_MODULE, patch_classifier)
