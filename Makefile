@@ -4,18 +4,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MODEL := models/gpu-advisor.tar.gz
-MODEL_INPUTS := config.yml $(shell find domain data bot/assistant/components -type f -not -name '*.pyc' 2>/dev/null)
+MODEL_INPUTS := config.yml bot/assistant/intent_classifier.py \
+	$(shell find domain data bot/assistant/components -type f -not -name '*.pyc' 2>/dev/null)
 TRAIN := $(BIN)/rasa train --fixed-model-name gpu-advisor --out models --domain domain --config config.yml --data data
 
-.PHONY: run cluster test setup system-deps cluster-deps model train validate bench screenshots clean
+.PHONY: run cluster test setup system-deps cluster-deps model train validate bench screenshots clean check \
+	check-unpatched lock
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@PY310=$$(scripts/find_python310.sh) || { echo "Python 3.10 not found: rasa 3.6 needs it (install python3.10, or 'pyenv install 3.10')."; exit 1; }; \
 	  [ -x $(BIN)/python ] || $$PY310 -m venv $(VENV)
 	@mkdir -p var/log; echo "Installing rasa 3.6 and the project into $(VENV) (about 3 minutes the first time; log: var/log/install.log)…"
-	@{ $(BIN)/pip install --upgrade "pip<25" && $(BIN)/pip install -e '.[dev]'; } >var/log/install.log 2>&1 \
+	@{ $(BIN)/pip install --upgrade "pip<25" && $(BIN)/pip install -e '.[dev]' -c constraints.txt; } \
+	  >var/log/install.log 2>&1 \
 	  || { grep -v "^WARNING: Location" var/log/install.log | tail -40; exit 1; }
 	@touch $@
 
@@ -57,6 +60,27 @@ test: $(STAMP) system-deps cluster-deps validate
 	@mkdir -p var/log; echo "rasa train --force (log: var/log/train.log)…"
 	@$(TRAIN) --force >var/log/train.log 2>&1 || { tail -40 var/log/train.log; exit 1; }
 	$(BIN)/pytest
+
+# The one-minute loop: lint (with the complexity gate), types of the pure packages, the tests that need no server,
+# no model and no database. Needs the venv (`make setup` once); it installs nothing, so it can run in any worktree.
+CHECK_TESTS := -m "not e2e and not browser and not cluster and not postgres"
+check:
+	@[ -x $(BIN)/ruff ] && [ -x $(BIN)/mypy ] || { echo "ruff or mypy missing: make setup"; exit 1; }
+	$(BIN)/ruff check .
+	PYTHONPATH=$(CURDIR) $(BIN)/mypy
+	PYTHONPATH=$(CURDIR) $(BIN)/pytest -q $(CHECK_TESTS)
+
+# The conversation suites against Rasa as shipped (bot/assistant/patches/ switched off, in the servers the tests start
+# too): the product must not depend on the patches to answer correctly.
+UNPATCHED_SUITES := tests/e2e/test_conversations_fa.py tests/e2e/test_conversations_tr.py \
+	tests/e2e/test_heldout_conversations.py
+check-unpatched: $(MODEL)
+	ADVISOR_RASA_PATCHES=off $(BIN)/pytest -q $(UNPATCHED_SUITES)
+
+# constraints.txt: the exact versions of the venv (without the project), used by `make setup`. Regenerate after
+# adding or upgrading a dependency.
+lock: $(STAMP)
+	$(BIN)/pip freeze --exclude-editable --exclude gpu-advisor > constraints.txt
 
 bench: $(MODEL)
 	$(BIN)/pytest bench/bench_advice.py --benchmark-only -q

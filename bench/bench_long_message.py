@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_long_message.py [--repeats 5]
 
-The validation runs inside the Rasa process (bot/assistant/in_process_actions.py), so while it reads one message
+The validation runs inside the Rasa process (bot/assistant/patches/in_process_actions.py), so while it reads one message
 that instance answers no other. The message: 4,000 characters (the channels' limit) of model names, sizes, methods,
 lengths and budgets in Turkish and Persian, drawn with a fixed seed. Times `parse_values` alone and
 ValidateEstimateForm (actions/forms.py) as the form calls it: without the parser's name cache

@@ -1,7 +1,7 @@
 """The advisor's Rasa server beside Rasa's own starter bot (`rasa init`), on the same machine at the same time.
 
     .venv/bin/python bench/bench_vs_starter.py [--rounds 60] [--clients 4] [--seconds 20] [--long-turns 300]
-                                              [--starter-dir DIR] [--profile OUT.txt]
+                                              [--starter-dir DIR] [--profile OUT.txt] [--patches on|off]
 
 1. Builds the starter bot with `rasa init --no-prompt` in a temporary folder (it trains its model there) unless
    --starter-dir names one built before, and starts it (its action server, `rasa run`, default in-memory tracker
@@ -22,6 +22,10 @@
 
 --profile OUT.txt records the advisor's Rasa server with py-spy (pip install py-spy, in the dev extras) during the
 closed-loop run and writes the raw stacks there. Writes bench/results/vs_starter.md.
+
+--patches off starts the advisor's servers with ADVISOR_RASA_PATCHES=off (Rasa as shipped, bot/assistant/patches/)
+and writes bench/results/vs_starter_patches_off.md instead: the gain of the patches together is the difference
+between the two files of runs made one after the other on a quiet machine.
 """
 from __future__ import annotations
 
@@ -49,6 +53,7 @@ from tests.servers import (BIN, LOG_DIR, MODEL_PATH, ensure_model, free_port, st
                            start_rasa_server, wait_http)
 
 RESULTS = ROOT / "bench" / "results" / "vs_starter.md"
+RESULTS_PATCHES_OFF = ROOT / "bench" / "results" / "vs_starter_patches_off.md"
 TARGETS = {"throughput": 30.0, "growth": 0.20, "rss_mb": 650.0}
 MIN_TURNS_BEFORE_RSS = 1000
 
@@ -247,15 +252,18 @@ def main() -> int:
     parser.add_argument("--long-turns", type=int, default=300)
     parser.add_argument("--starter-dir", type=Path, help="a starter bot built before by `rasa init`")
     parser.add_argument("--profile", type=Path, help="py-spy raw output for the closed-loop run")
+    parser.add_argument("--patches", choices=("on", "off"), default="on",
+                        help="off: the advisor runs on Rasa as shipped (ADVISOR_RASA_PATCHES=off)")
     args = parser.parse_args()
+    patches_env = {"ADVISOR_RASA_PATCHES": args.patches}
 
     load_before = os.getloadavg()
     speed = machine_speed_s()
     with tempfile.TemporaryDirectory(prefix="vs-starter-") as tmp:
         starter_dir = args.starter_dir or build_starter(Path(tmp))
         ensure_model()
-        our_actions = start_action_server()
-        ours = start_rasa_server(our_actions.port, model=MODEL_PATH)
+        our_actions = start_action_server(env=patches_env)
+        ours = start_rasa_server(our_actions.port, model=MODEL_PATH, env=patches_env)
         their_actions, theirs = start_starter(starter_dir)
         try:
             advisor_url = f"{ours.url}/webhooks/rest/webhook"
@@ -323,7 +331,9 @@ def main() -> int:
         "bench/results_io.machine_speed_s). Starter bot: `rasa init --no-prompt`, same Rasa "
         "version, its own action server, default in-memory tracker store. Advisor: the trained model, its action "
         "server, the project's SQLite tracker store (masking, checkpoint), as `make run` starts them. All over "
-        "POST /webhooks/rest/webhook.", "",
+        "POST /webhooks/rest/webhook."
+        + (" Patches to Rasa OFF (`--patches off`: ADVISOR_RASA_PATCHES=off, Rasa as shipped)."
+           if args.patches == "off" else ""), "",
         "| measure | value | target | |", "|---|---|---|---|",
         f"| advisor p95 per advice turn vs starter p95 (same run, alternating) | {advice_p95:.0f} ms vs "
         f"{starter_p95:.0f} ms ({advice_p95 / starter_p95:.2f}x) | ≤ 1.00x | {verdict(advice_p95 <= starter_p95)} |",
@@ -355,7 +365,7 @@ def main() -> int:
     lines += ["", "Kinds: `advice` a full estimate or a what-if (NLU, form, estimate action on the action server, "
               "chart); `greeting`/`goodbye` rules (the advisor also runs its slot-mapping validation, inside Rasa); "
               "starter `answer` its mood and bot-challenge replies (DIET, TED, ResponseSelector)."]
-    write_results(RESULTS, lines)
+    write_results(RESULTS if args.patches == "on" else RESULTS_PATCHES_OFF, lines)
     return 0
 
 

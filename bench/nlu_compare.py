@@ -51,7 +51,7 @@ def candidate_configs(diet_epochs: int) -> Dict[str, dict]:
     diet["pipeline"] = [
         {"name": "DIETClassifier", "epochs": diet_epochs, "random_seed": 42, "entity_recognition": False,
          "constrain_similarities": True}
-        if step["name"] == "LogisticRegressionClassifier" else step
+        if step["name"].endswith("LogisticRegressionClassifier") else step
         for step in diet["pipeline"]]
     return {"lr": lr, "diet": diet}
 

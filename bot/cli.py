@@ -8,7 +8,7 @@
     gpu-advisor chart ... --out breakdown.png
 
 Start-up stays fast: this module imports only the standard library; pydantic, the knowledge base, matplotlib and
-the plug-in sub-commands (``bot.assistant.channels.telegram_cli``, ``bot.tickets.cli``) are imported when a command needs them.
+the plug-in sub-commands (``bot.assistant.channels.telegram_cli``, ``bot.staff.cli``) are imported when a command needs them.
 Bad input exits with status 2 and one line naming the field.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 
 # Sub-commands written elsewhere in the project; each module exposes register(subparsers).
-PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.tickets.cli",
+PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.staff.cli",
            "dataset": "bot.dataset.cli"}
 CORE_COMMANDS = ("estimate", "chart")
 # bot.advisor.schema.STACK_IDS, written out: the parser is built before the advisor is imported (start-up time);

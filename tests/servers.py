@@ -26,7 +26,7 @@ MODEL_DIR = ROOT / "models"
 MODEL_NAME = "gpu-advisor"
 MODEL_PATH = MODEL_DIR / f"{MODEL_NAME}.tar.gz"
 # What the trained model depends on: when any of these is newer than the model, it is retrained.
-MODEL_INPUTS = ["config.yml", "domain", "data", "bot/assistant/components"]
+MODEL_INPUTS = ["config.yml", "domain", "data", "bot/assistant/components", "bot/assistant/intent_classifier.py"]
 LOG_DIR = ROOT / "test-artifacts" / "logs"
 # The shared secret between Rasa and the action server (bot/assistant/action_server.py), one per test run; both are
 # given it through the environment, as scripts/run.sh does.
@@ -131,6 +131,8 @@ class Server:
 def _spawn(name: str, cmd: List[str], port: int, env: Optional[Dict[str, str]], workdir: Path) -> Server:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log_path = LOG_DIR / f"{name}-{port}.log"
+    # os.environ first: ADVISOR_RASA_PATCHES=off given to pytest reaches every server a test starts, so the suites
+    # run against Rasa as shipped (bot/assistant/patches/__init__.py; `make check-unpatched`).
     full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "RASA_TELEMETRY_ENABLED": "false",
                 "ADVISOR_RATE_LIMITS_FILE": str(RELAXED_RATE_LIMITS), **(env or {})}
     log = open(log_path, "w")

@@ -124,7 +124,7 @@ def test_importing_bot_assistant_does_not_load_rasa_core_but_its_loading_install
     code = ("import sys, bot.assistant\n"
             "assert 'rasa.core.processor' not in sys.modules\n"
             "import rasa.core.processor, rasa.core.tracker_store\n"
-            "from bot.assistant import action_timeout, store_unavailable\n"
+            "from bot.assistant.patches import action_timeout, store_unavailable\n"
             "assert action_timeout.is_installed()\n"
             "assert getattr(rasa.core.processor.MessageProcessor.handle_message, store_unavailable.PATCH_MARKER)\n"
             "assert getattr(rasa.core.tracker_store.FailSafeTrackerStore.retrieve, store_unavailable.PATCH_MARKER)\n")
@@ -179,7 +179,7 @@ async def test_an_action_call_gives_up_within_the_timeout_and_the_rest_of_the_tu
 
     from rasa.shared.core.events import SlotSet
 
-    from bot.assistant.action_timeout import ActionServerUnavailable
+    from bot.assistant.patches.action_timeout import ActionServerUnavailable
 
     monkeypatch.setenv("ACTION_SERVER_TIMEOUT_S", "1.5")
     url = slow_action_server if down == "slow" else f"http://127.0.0.1:{free_port()}/webhook"
@@ -196,7 +196,7 @@ async def test_an_action_call_gives_up_within_the_timeout_and_the_rest_of_the_tu
         await RemoteAction("action_answer_faq", EndpointConfig(url)).run(CollectingOutputChannel(), nlg,
                                                                          tracker, domain)
     assert time.monotonic() - started < 0.2
-    # The slot-mapping validation runs inside Rasa (bot/assistant/in_process_actions.py): in the same turn it still
+    # The slot-mapping validation runs inside Rasa (patches/in_process_actions.py): in the same turn it still
     # reads the message ("4096": the sequence length) without waiting.
     events = await RemoteAction("action_validate_slot_mappings", EndpointConfig(url)).run(
         CollectingOutputChannel(), nlg, tracker, domain)
@@ -211,7 +211,7 @@ async def test_the_failed_action_answers_in_the_conversation_language_and_ends_t
     from rasa.core.nlg import TemplatedNaturalLanguageGenerator
     from rasa.shared.core.events import BotUttered, FollowupAction
 
-    from bot.assistant.action_timeout import ActionServerUnavailable, _answer_outage_instead_of_raising
+    from bot.assistant.patches.action_timeout import ActionServerUnavailable, _answer_outage_instead_of_raising
 
     class Failing:
         async def run(self, *args):
@@ -234,7 +234,7 @@ def test_which_failures_mean_the_action_server_is_unavailable():
     from rasa.shared.exceptions import RasaException
     from rasa.utils.endpoints import ClientResponseError
 
-    from bot.assistant.action_timeout import _is_unavailable
+    from bot.assistant.patches.action_timeout import _is_unavailable
 
     def raised_from(cause):
         try:
@@ -253,7 +253,7 @@ def test_which_failures_mean_the_action_server_is_unavailable():
 def test_the_store_failure_answer_takes_the_language_from_the_message():
     from rasa.core.channels.channel import UserMessage
 
-    from bot.assistant.store_unavailable import message_language
+    from bot.assistant.patches.store_unavailable import message_language
 
     assert message_language(UserMessage("fiyatlarınız nedir?")) == "tr"
     assert message_language(UserMessage("قیمت‌ها چقدر است؟")) == "fa"

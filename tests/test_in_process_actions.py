@@ -1,4 +1,4 @@
-"""bot.assistant.in_process_actions: the validation actions run inside Rasa and answer exactly as the action server
+"""patches.in_process_actions: the validation actions run inside Rasa and answer exactly as the action server
 does; nothing of them goes over HTTP; rejections and errors keep the meaning of the action server's 400 and 500; the
 action works on its own copies of the tracker.
 
@@ -15,7 +15,7 @@ import pytest
 
 import bot.assistant  # noqa: F401  installs the patches, as in every Rasa process of the project
 import rasa.core.processor  # noqa: F401  loading it installs the timeout patch on top
-from bot.assistant import action_timeout, in_process_actions
+from bot.assistant.patches import action_timeout, in_process_actions
 from rasa.core.actions.action import ActionExecutionRejection, ActionExtractSlots, RemoteAction
 from rasa.core.channels.channel import CollectingOutputChannel
 from rasa.core.nlg import TemplatedNaturalLanguageGenerator
@@ -25,7 +25,7 @@ from rasa.shared.core.trackers import DialogueStateTracker
 from rasa.shared.exceptions import RasaException
 from rasa.utils.endpoints import EndpointConfig
 from tests.servers import ROOT, action_endpoint, start_action_server
-from tests.test_fast_validation import VALID, action_server_answering
+from tests.test_rasa_patches import VALID, action_server_answering
 
 DOMAIN = Domain.load(str(ROOT / "domain"))
 
@@ -95,7 +95,7 @@ async def test_nothing_of_the_validation_actions_goes_over_http():
     requests: List[dict] = []
     tracker = _tracker(*MESSAGES[1])
     with action_server_answering(VALID, requests=requests) as url:
-        slots = await _run("action_validate_slot_mappings", url, tracker)
+        await _run("action_validate_slot_mappings", url, tracker)
         form = await _run("validate_estimate_form", url, tracker)
         assert requests == []
         assert SlotSet("model_size_b", 24.0) in form, form

@@ -1,11 +1,11 @@
-"""bot/assistant/payload_depth.py: a payload whose JSON nests too deeply is answered like an unreadable payload."""
+"""bot/assistant/patches/payload_depth.py: a payload whose JSON nests too deeply is answered like an unreadable payload."""
 from __future__ import annotations
 
 import bot.assistant  # noqa: F401  installs the patches of every Rasa process of this project
 from rasa.shared.core.training_data.story_reader.yaml_story_reader import YAMLStoryReader
 from rasa.shared.nlu.training_data.message import Message
 
-from bot.assistant import payload_depth
+from bot.assistant.patches import payload_depth
 from tests.adversarial import FAMILIES, LENGTHS
 
 

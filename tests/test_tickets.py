@@ -159,7 +159,7 @@ def test_priority_rules():
 
 def _cli(*args, env_url):
     env = {"TICKETS_DB_URL": env_url, "PATH": "/usr/bin:/bin", "RASA_URL": "http://127.0.0.1:9"}
-    return subprocess.run([sys.executable, "-m", "bot.tickets", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bot.staff.cli", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
 
 
@@ -205,7 +205,7 @@ def test_cli_reports_a_dead_database(tmp_path):
 def test_cli_registers_into_a_parent_parser():
     import argparse
 
-    from bot.tickets.cli import register
+    from bot.staff.cli import register
 
     parser = argparse.ArgumentParser(prog="gpu-advisor")
     register(parser.add_subparsers(dest="command"))

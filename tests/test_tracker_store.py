@@ -159,8 +159,8 @@ def test_a_tracker_the_store_did_not_load_is_saved_without_duplicates(store, dom
 
 def test_the_handoff_action_gets_the_turns_behind_the_checkpoint(store):
     """The ticket's excerpt needs more than the kept turns: the one action that reads them gets the stored events
-    before the window, masked, in place of the checkpoint's state events (bot/assistant/action_payload.py)."""
-    from bot.assistant.action_payload import with_session_history
+    before the window, masked, in place of the checkpoint's state events (bot/assistant/patches/action_payload.py)."""
+    from bot.assistant.patches.action_payload import with_session_history
     from rasa.shared.core.trackers import EventVerbosity
 
     sender = f"history-{uuid.uuid4().hex[:8]}"

@@ -24,7 +24,7 @@ import hmac
 import logging
 import os
 import zlib
-from typing import Optional
+from typing import Any, Optional
 
 from rasa_sdk import endpoint as sdk_endpoint
 from rasa_sdk import utils as sdk_utils
@@ -72,6 +72,40 @@ def _sdk_app_without_cors(actions_package: str) -> Sanic:
         sdk_endpoint.configure_cors = configure_cors
 
 
+def _route_error(request: Any) -> Any:
+    """The answer for a request with the right token that is not a POST to /webhook (None for GET /actions)."""
+    if request.path == "/actions":
+        return None if request.method == "GET" else _error(405, "method not allowed")
+    if request.path != "/webhook":
+        return _error(404, "not found")
+    if request.method != "POST":
+        return _error(405, "method not allowed")
+    return False
+
+
+def _body_error(request: Any, max_body: int) -> Any:
+    """The answer for an action call whose body is not a JSON object (a deflated one is inflated, bounded)."""
+    content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        return _error(415, "Content-Type must be application/json")
+    encoding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
+    if encoding == "deflate":
+        inflated = _inflate(request.body or b"", max_body)
+        if inflated is None:
+            return _error(413, "compressed body too large or invalid")
+        request.body = inflated
+        del request.headers["Content-Encoding"]  # rasa_sdk would inflate it again, without a limit
+    elif encoding != "identity":
+        return _error(415, "unsupported Content-Encoding")
+    try:
+        call = request.json
+    except Exception:
+        return _error(400, "body is not JSON")
+    if not isinstance(call, dict):
+        return _error(400, "body must be a JSON object")
+    return None
+
+
 def create_app(token: str, actions_package: str = "actions", max_body: int = DEFAULT_MAX_BODY) -> Sanic:
     if not token:
         raise ValueError("the action server needs a shared secret")
@@ -86,31 +120,10 @@ def create_app(token: str, actions_package: str = "actions", max_body: int = DEF
         supplied = request.headers.get(TOKEN_HEADER, "").encode("utf-8", "surrogateescape")
         if not hmac.compare_digest(supplied, expected):
             return _error(401, "missing or wrong action server token")
-        if request.path == "/actions":
-            return None if request.method == "GET" else _error(405, "method not allowed")
-        if request.path != "/webhook":
-            return _error(404, "not found")
-        if request.method != "POST":
-            return _error(405, "method not allowed")
-        content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            return _error(415, "Content-Type must be application/json")
-        encoding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
-        if encoding == "deflate":
-            inflated = _inflate(request.body or b"", max_body)
-            if inflated is None:
-                return _error(413, "compressed body too large or invalid")
-            request.body = inflated
-            del request.headers["Content-Encoding"]  # rasa_sdk would inflate it again, without a limit
-        elif encoding != "identity":
-            return _error(415, "unsupported Content-Encoding")
-        try:
-            call = request.json
-        except Exception:
-            return _error(400, "body is not JSON")
-        if not isinstance(call, dict):
-            return _error(400, "body must be a JSON object")
-        return None
+        refused = _route_error(request)
+        if refused is not False:
+            return refused
+        return _body_error(request, max_body)
 
     async def on_error(request, exception: Exception):
         if isinstance(exception, SanicException):

@@ -107,10 +107,12 @@ def _release_free_memory() -> None:
 
 
 def _settle_memory(app: Any, loop: Any) -> None:
-    from bot.assistant import in_process_actions
+    from bot.assistant import patches
+    from bot.assistant.patches import in_process_actions
 
     try:  # loaded now, it is frozen with the start-up objects and the first customer does not wait for it
-        in_process_actions.warm_up()
+        if patches.INSTALLED:
+            in_process_actions.warm_up()
     except Exception:  # noqa: BLE001 - the first validation loads it again and answers as an action server's 500
         logging.getLogger(__name__).exception("The in-process validation actions could not be loaded")
     gc.collect()

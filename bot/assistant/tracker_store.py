@@ -28,7 +28,7 @@ before its recent turns, written as the events that recreate it (the slots that 
 The recent turns are enough for what looks back every turn: rules and memoization (3 states), the previous turn's
 offer or answer. The one action that reads further back, the handoff ticket (its trigger and its 12-message excerpt,
 bot/tickets/store.py), gets the stored events before the window with its call (`session_history`,
-bot/assistant/action_payload.py): one query on a handoff turn instead of longer trackers on every turn.
+bot/assistant/patches/action_payload.py): one query on a handoff turn instead of longer trackers on every turn.
 A new session (SessionStarted after the checkpoint) starts from its own events, as in Rasa.
 
 It does not stream events to an event broker: configure none, or they would carry unmasked texts.
@@ -185,8 +185,9 @@ def turn_start(events: Sequence[Event], user_index: int) -> int:
 
 def _sqlite_write_ahead_log(connection: Any, _record: Any) -> None:
     """SQLite (development, tests): a write-ahead log synced at checkpoints, not an fsync of the journal per turn
-    (commit and closing the connection were 18 % of the Rasa server's CPU time in a profile under load). A crash of the process loses nothing; a power
-    cut can lose the last turns. PostgreSQL, the production store, is not affected."""
+    (commit and closing the connection were 18 % of the Rasa server's CPU time in a profile under load). A crash of
+    the process loses nothing; a power cut can lose the last turns. PostgreSQL, the production store, is not
+    affected."""
     cursor = connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
@@ -323,7 +324,8 @@ class RedactingSQLTrackerStore(SQLTrackerStore):
         return loaded
 
     def _move_checkpoint(self, connection: Any, sender_id: Text, events: List[Event], loaded: _Loaded) -> None:
-        user_turns = [i for i, event in enumerate(events) if isinstance(event, UserUttered) and i >= loaded.window_start]
+        user_turns = [i for i, event in enumerate(events)
+                      if isinstance(event, UserUttered) and i >= loaded.window_start]
         if len(user_turns) <= self.keep_turns:
             return
         cut = turn_start(events, user_turns[-self.keep_turns])

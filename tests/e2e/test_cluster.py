@@ -298,7 +298,7 @@ def test_action_servers_stopped_or_hung_answered_within_10_s_then_the_conversati
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)  # accepts connections, never answers
     try:
-        # The form reads its values inside Rasa (bot/assistant/in_process_actions.py): the sequence length is noted
+        # The form reads its values inside Rasa (bot/assistant/patches/in_process_actions.py): the sequence length is noted
         # and the budget asked for during the outage as at any other time.
         started = time.monotonic()
         noted = cluster.say(who, TURNS[lang][3])

@@ -7,7 +7,7 @@ questions, a question in the middle of the form, what-ifs after the estimate, an
 language switched, thanks) must get the same replies, turn by turn. Each server has its own conversation id (the
 handoff opens a ticket per conversation in the shared ticket store); ticket numbers are compared as a placeholder.
 The ticket opened twelve turns in carries the same trigger and 12-message excerpt from both: the bounded server
-reads the turns behind its checkpoint from the store for that one action (bot/assistant/action_payload.py).
+reads the turns behind its checkpoint from the store for that one action (bot/assistant/patches/action_payload.py).
 """
 from __future__ import annotations
 

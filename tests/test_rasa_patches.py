@@ -1,12 +1,15 @@
-"""Rasa patches for speed (issue 10) keep Rasa's behaviour: action-server responses are still validated after
-bot.assistant.fast_validation builds the validator once; event classes come from a table (fast_events); calls to
-the action server reuse their connection (action_keepalive).
+"""The patches to Rasa (bot/assistant/patches/) keep Rasa's behaviour where they claim to: each is compared with
+Rasa's LIVE function it replaced (import_hooks.rasa_original hands back the function object Rasa shipped, checked to
+be Rasa's own code), on the same inputs; the table in bot/assistant/patches/__init__.py lists every attribute
+replaced; the off switch and the version guard leave Rasa as shipped; kept-alive action-server connections survive a
+server that closes them idle.
 
 The unit tests run Rasa's real RemoteAction.run against a small HTTP action server that answers with a chosen
 JSON body; the end-to-end test starts `rasa run` with the trained model against such a server and reads its log.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -14,13 +17,15 @@ import threading
 import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import jsonschema
 import pytest
 
-import bot.assistant  # noqa: F401  installs the patch, as in every Rasa process of the project
-from bot.assistant import fast_validation
+import bot.assistant  # noqa: F401  installs the patches, as in every Rasa process of the project
+from bot.assistant import patches
+from bot.assistant.patches import fast_validation
+from bot.assistant.patches.import_hooks import rasa_original
 from rasa.core.actions.action import RemoteAction
 from rasa.core.channels.channel import CollectingOutputChannel
 from rasa.core.nlg import TemplatedNaturalLanguageGenerator
@@ -92,11 +97,26 @@ async def run_remote_action(body: Any) -> list:
 @pytest.fixture
 def remote_only(monkeypatch):
     """Every custom action goes to the (stub) action server, the validation actions too: the tests of what an HTTP
-    call carries (bot/assistant/in_process_actions.py runs the validation actions in Rasa and is tested in
+    call carries (bot/assistant/patches/in_process_actions.py runs the validation actions in Rasa and is tested in
     tests/test_in_process_actions.py)."""
-    from bot.assistant import in_process_actions
+    from bot.assistant.patches import in_process_actions
 
     monkeypatch.setattr(in_process_actions, "IN_PROCESS_ACTIONS", {})
+
+
+def rasas(owner: Any, name: str) -> Any:
+    """Rasa's own function that a patch replaced at owner.name, checked to be code from the installed rasa package."""
+    import inspect
+    from pathlib import Path
+
+    import rasa
+
+    function = rasa_original(owner, name)
+    assert not any(attr.startswith("_advisor") or attr in (fast_validation.PATCH_MARKER,)
+                   for attr in getattr(function, "__dict__", {})), (owner, name)
+    source = Path(inspect.getsourcefile(function)).resolve()
+    assert Path(rasa.__file__).resolve().parent in source.parents, source
+    return function
 
 
 def test_patch_is_installed_in_this_process():
@@ -108,7 +128,7 @@ def test_importing_bot_assistant_before_rasa_patches_rasa_when_it_loads():
     """Rasa imports the project's classes after its action module; the Telegram CLI imports bot.assistant without
     Rasa. Both orders end with the patch in effect, and bot.assistant alone does not import Rasa."""
     script = ("import sys, bot.assistant\n"
-              "from bot.assistant import fast_validation as f\n"
+              "from bot.assistant.patches import fast_validation as f\n"
               "assert 'rasa.core.actions.action' not in sys.modules\n"
               "import rasa.core.actions.action\n"
               "assert f.is_installed()\n"
@@ -134,6 +154,27 @@ async def test_malformed_action_response_is_rejected_with_rasas_error(body):
     assert raised.value.message.startswith(expected.value.message)
     assert "Failed to validate Action server response from API" in raised.value.message
     assert list(raised.value.absolute_path) == list(expected.value.absolute_path)
+    with pytest.raises(jsonschema.ValidationError) as by_rasa:
+        rasas(RemoteAction, "_validate_action_result")(RemoteAction("a", None), body)
+    assert raised.value.message == by_rasa.value.message
+
+
+def test_valid_responses_pass_as_rasas_own_check_passes_them():
+    """fast_validation against Rasa's live _validate_action_result on every response of the corpus: the same
+    verdict, and for a fault the same error message."""
+    action = RemoteAction("action_under_test", None)
+    live = rasas(RemoteAction, "_validate_action_result")
+    corpus = _response_corpus()
+    # Rasa's own check costs ~15 ms a call: every broken top level and malformed case, and a fixed sample of the
+    # per-event cases (test_short_road_decides_like_the_full_validator covers them all against jsonschema).
+    for response in corpus[:20] + corpus[20::12]:
+        outcomes = []
+        for check in (live, RemoteAction._validate_action_result):
+            try:
+                outcomes.append(check(action, response))
+            except jsonschema.ValidationError as error:
+                outcomes.append(error.message)
+        assert outcomes[0] == outcomes[1], response
 
 
 @pytest.mark.e2e
@@ -152,24 +193,24 @@ def test_running_rasa_server_validates_with_the_patch():
     assert status == 200 and isinstance(replies, list)
     # Rasa logs the refused response with its traceback: the check ran in the patched method.
     assert "Failed to validate Action server response from API" in log
-    assert 'bot/assistant/fast_validation.py", line' in log and "in _validate_action_result" in log
+    assert 'bot/assistant/patches/fast_validation.py", line' in log and "in _validate_action_result" in log
 
 
 def test_event_classes_by_name_are_the_ones_rasa_finds():
-    """bot.assistant.fast_events: the table gives the class Rasa's own search gives, for every event name, and
+    """patches.fast_events: the table gives the class Rasa's own search gives, for every event name, and
     unknown names still end in Rasa's fallbacks."""
     from rasa.shared.core import events
     from rasa.shared.utils.common import all_subclasses
 
-    from bot.assistant import fast_events
+    from bot.assistant.patches import fast_events
 
     assert fast_events.is_installed()
     names = {cls.type_name for cls in all_subclasses(events.Event)}
     assert {"user", "bot", "action", "slot", "active_loop", "session_started", "restart"} <= names
+    live = rasas(events.Event, "resolve_by_type")
     for name in names:
-        assert events.Event.resolve_by_type(name) is next(
-            cls for cls in all_subclasses(events.Event) if cls.type_name == name)
-    assert events.Event.resolve_by_type("topic") is None
+        assert events.Event.resolve_by_type(name) is live(name)
+    assert events.Event.resolve_by_type("topic") is None is live("topic")
     assert events.Event.resolve_by_type("no_such_event", events.BotUttered) is events.BotUttered
     with pytest.raises(ValueError):
         events.Event.resolve_by_type("no_such_event")
@@ -178,8 +219,8 @@ def test_event_classes_by_name_are_the_ones_rasa_finds():
 
 
 async def test_action_server_calls_reuse_one_connection():
-    """bot.assistant.action_keepalive: three custom-action calls of one endpoint, one TCP connection."""
-    from bot.assistant import action_keepalive
+    """patches.action_keepalive: three custom-action calls of one endpoint, one TCP connection."""
+    from bot.assistant.patches import action_keepalive
 
     assert action_keepalive.is_installed()
     clients: List[Any] = []
@@ -194,8 +235,8 @@ async def test_action_server_calls_reuse_one_connection():
 
 
 async def test_actions_get_the_domain_without_responses_unless_they_read_them(remote_only):
-    """bot.assistant.action_payload: 76 of the domain's 80 KB are responses; only the replay action reads them."""
-    from bot.assistant import action_payload
+    """patches.action_payload: 76 of the domain's 80 KB are responses; only the replay action reads them."""
+    from bot.assistant.patches import action_payload
 
     assert action_payload.is_installed()
     domain = Domain.load(str(ROOT / "domain"))
@@ -233,11 +274,11 @@ def _conversation(domain: Domain, turns: int) -> DialogueStateTracker:
 
 
 async def test_actions_get_the_previous_turn_and_the_one_in_progress_unless_they_read_further(remote_only):
-    """bot.assistant.action_payload: every action gets all slots, the latest message and the events from the
+    """patches.action_payload: every action gets all slots, the latest message and the events from the
     previous user turn on; the replay of the last answer gets every event held, the ticket the session's history."""
     from rasa.shared.core.trackers import EventVerbosity
 
-    from bot.assistant.action_payload import HELD_EVENT_READERS, recent_events
+    from bot.assistant.patches.action_payload import HELD_EVENT_READERS, recent_events
 
     domain = Domain.load(str(ROOT / "domain"))
     tracker = _conversation(domain, turns=4)
@@ -271,16 +312,16 @@ def test_actions_that_look_back_read_no_further_than_the_previous_turn():
     allowed = {"repeat.py", "handoff.py", "common.py", "language.py", "forms.py"}
     readers = sorted(path.name for path in (ROOT / "actions").glob("*.py")
                      if re.search(r"tracker\.events", path.read_text()))
-    assert set(readers) <= allowed, "a new reader of tracker.events: does bot/assistant/action_payload.py send enough?"
+    assert set(readers) <= allowed, "a new reader of tracker.events: does patches/action_payload.py send enough?"
 
 
 async def test_slot_mapping_validation_is_asked_once_per_message_unless_slots_changed(remote_only):
-    """bot.assistant.validation_once: the second action_extract_slots of a message (a form being activated) does
+    """patches.validation_once: the second action_extract_slots of a message (a form being activated) does
     not call the action server when the slots are as the first call left them; it does once a slot changed."""
     from rasa.core.actions.action import ActionExtractSlots
     from rasa.shared.core.events import ActiveLoop
 
-    from bot.assistant import validation_once
+    from bot.assistant.patches import validation_once
 
     assert validation_once.is_installed()
     domain = Domain.load(str(ROOT / "domain"))
@@ -346,7 +387,7 @@ async def test_slot_mapping_validation_answers_a_repeat_with_no_change():
 
 
 def test_only_the_listed_actions_read_the_domain_responses():
-    from bot.assistant.action_payload import RESPONSE_READERS
+    from bot.assistant.patches.action_payload import RESPONSE_READERS
     from actions.repeat import ActionRepeatLastAnswer
 
     readers = sorted(path.name for path in (ROOT / "actions").glob("*.py") if '"responses"' in path.read_text())
@@ -355,13 +396,13 @@ def test_only_the_listed_actions_read_the_domain_responses():
 
 
 def test_minimal_graph_schema_is_worked_out_once_and_equals_rasas():
-    """bot.assistant.fast_model: the same sub-graph as Rasa's own walk, computed once per schema and targets; a deep
+    """patches.fast_model: the same sub-graph as Rasa's own walk, computed once per schema and targets; a deep
     copy (what training prunes in place) does not share the memo."""
     import copy
 
     from rasa.engine.graph import GraphSchema, SchemaNode
 
-    from bot.assistant import fast_model
+    from bot.assistant.patches import fast_model
 
     assert fast_model.is_installed()
 
@@ -373,19 +414,19 @@ def test_minimal_graph_schema_is_worked_out_once_and_equals_rasas():
     first = schema.minimal_graph_schema(["policy"])
     assert schema.minimal_graph_schema(["policy"]) is first
     assert set(first.nodes) == {"tokens", "features", "intent", "policy"}
-    assert first == GraphSchema.minimal_graph_schema.__wrapped__(schema, ["policy"])
+    assert first == rasas(GraphSchema, "minimal_graph_schema")(schema, ["policy"])
     copied = copy.deepcopy(schema)
     copied.nodes["policy"].needs = {}
     assert set(copied.minimal_graph_schema(["policy"]).nodes) == {"policy"}
 
 
 def test_classifier_weights_in_fortran_order_give_the_same_probabilities():
-    """bot.assistant.fast_model: a loaded LogisticRegressionClassifier scores with coef_ in Fortran order."""
+    """bot/assistant/intent_classifier.py: a loaded classifier scores with coef_ in Fortran order."""
     import numpy as np
     from scipy.sparse import random as sparse_random
     from sklearn.linear_model import LogisticRegression
 
-    from bot.assistant.fast_model import weights_for_scoring
+    from bot.assistant.intent_classifier import weights_for_scoring
 
     rng = np.random.default_rng(7)
     X = sparse_random(60, 500, density=0.05, format="csr", random_state=7)
@@ -423,10 +464,12 @@ def _response_corpus() -> List[Any]:
 
 def test_short_road_decides_like_the_full_validator():
     """fast_validation.EventTypeValidator accepts exactly what Rasa's schema accepts (errors come from the full one)."""
-    from bot.assistant.fast_validation import EventTypeValidator, build_validator
+    from jsonschema.validators import validator_for
+
+    from bot.assistant.patches.fast_validation import EventTypeValidator
 
     schema = RemoteAction.action_response_format_spec()
-    full, short = build_validator(schema), EventTypeValidator.build(schema)
+    full, short = validator_for(schema)(schema), EventTypeValidator.build(schema)
     assert short is not None
     corpus = _response_corpus()
     verdicts = [(short.is_valid(response), full.is_valid(response)) for response in corpus]
@@ -435,11 +478,11 @@ def test_short_road_decides_like_the_full_validator():
 
 
 def test_graph_runs_in_order_with_dask_results():
-    """bot.assistant.fast_model.run_in_order gives dask.get's results for graphs shaped like Rasa's: node tasks whose
+    """patches.fast_model.run_in_order gives dask.get's results for graphs shaped like Rasa's: node tasks whose
     arguments are other keys, input tuples with any value, a key nobody provides (passed on as its name), lists."""
     import dask
 
-    from bot.assistant.fast_model import run_in_order
+    from bot.assistant.patches.fast_model import run_in_order
 
     calls: List[str] = []
 
@@ -467,12 +510,12 @@ def test_graph_runs_in_order_with_dask_results():
 
 
 def test_rule_lookup_stops_at_the_longest_rule_and_finds_rasas_keys():
-    """bot.assistant.fast_rules: the rule keys that apply are the ones Rasa's full walk over the conversation finds,
+    """patches.fast_rules: the rule keys that apply are the ones Rasa's full walk over the conversation finds,
     for random rule sets (1-4 states, slots that must or must not be set, loops, conversation starts) against
     random conversations up to 60 states, some ending with a rule's own states."""
     import random
 
-    from bot.assistant import fast_rules
+    from bot.assistant.patches import fast_rules
     from rasa.core.policies.rule_policy import RulePolicy
     from rasa.shared.core.constants import SHOULD_NOT_BE_SET
 
@@ -500,12 +543,10 @@ def test_rule_lookup_stops_at_the_longest_rule_and_finds_rasas_keys():
         return {k: v for k, v in out.items() if v}
 
     policy = RulePolicy.__new__(RulePolicy)  # the lookup methods use no model state
+    live = rasas(RulePolicy, "_get_possible_keys")
 
-    def rasa_walk(lookup: dict, states: list) -> set:  # Rasa 3.6's _get_possible_keys, verbatim
-        possible_keys = set(lookup.keys())
-        for i, s in enumerate(reversed(states)):
-            possible_keys = set(filter(lambda _key: policy._is_rule_applicable(_key, i, s), possible_keys))
-        return possible_keys
+    def rasa_walk(lookup: dict, states: list) -> set:
+        return live(policy, lookup, states)
 
     found_some = 0
     for _ in range(300):
@@ -554,10 +595,10 @@ print(sorted(m for m in ("tensorboard", "pytest", "jax", "h5py") if sys.modules.
 
 
 def test_past_states_once_per_tracker_state_equal_rasas_and_are_callers_own():
-    """bot.assistant.fast_states: after every event of a conversation (form, slots, rule-only turns, a reverted
+    """patches.fast_states: after every event of a conversation (form, slots, rule-only turns, a reverted
     user turn), the kept past states equal Rasa's replay for each argument combination the policies use, and a
     caller editing its states (as the featurizer does) does not change what the next caller gets."""
-    from bot.assistant import fast_states
+    from bot.assistant.patches import fast_states
     from rasa.shared.core.domain import Domain
     from rasa.shared.core.events import (ActionExecuted, ActiveLoop, SlotSet, UserUttered,
                                          UserUtteranceReverted)
@@ -579,14 +620,15 @@ def test_past_states_once_per_tracker_state_equal_rasas_and_are_callers_own():
     variants = [dict(), dict(rule_only_data=rule_only), dict(ignore_rule_only_turns=True, rule_only_data=rule_only),
                 dict(omit_unset_slots=True)]
     patched = DialogueStateTracker.past_states
+    live = rasas(DialogueStateTracker, "past_states")
     tracker = DialogueStateTracker("fast-states", domain.slots)
     for event in events:
         tracker.update(event)
         for kwargs in variants:
             mine = patched(tracker, domain, **kwargs)
-            # Rasa's own replay (Domain.states_for_tracker_history, unpatched) on a fresh tracker of the same events
+            # Rasa's own past_states on a fresh tracker of the same events
             reference = DialogueStateTracker.from_events("ref", list(tracker.events), domain.slots)
-            reference_states = domain.states_for_tracker_history(reference, **kwargs)
+            reference_states = live(reference, domain, **kwargs)
             assert mine == reference_states, (event, kwargs)
             for state in mine:  # a caller's edits stay its own
                 state.clear()
@@ -594,11 +636,11 @@ def test_past_states_once_per_tracker_state_equal_rasas_and_are_callers_own():
 
 
 def test_slot_copies_are_what_copy_copy_makes_of_them():
-    """bot.assistant.fast_copies: every slot of the domain copied by Slot.__copy__ is what the generic copy.copy
+    """patches.fast_copies: every slot of the domain copied by Slot.__copy__ is what the generic copy.copy
     (through __reduce_ex__) makes: the same class, equal attributes in a dict of its own."""
     import copy
 
-    from bot.assistant import fast_copies
+    from bot.assistant.patches import fast_copies
 
     assert fast_copies.is_installed()
     domain = Domain.load(str(ROOT / "domain"))
@@ -620,7 +662,7 @@ def test_debug_line_copies_are_made_only_when_debug_lines_are_written():
 
     import rasa.core.policies.memoization as memoization
     import rasa.core.policies.rule_policy as rule_policy
-    from bot.assistant.fast_copies import DebugOnlyCopy
+    from bot.assistant.patches.fast_copies import DebugOnlyCopy
 
     assert isinstance(memoization.copy, DebugOnlyCopy) and isinstance(rule_policy.copy, DebugOnlyCopy)
     states = [{"user": {"intent": "greet"}}]
@@ -643,7 +685,7 @@ def test_modules_with_debug_only_copies_use_copy_for_debug_lines_only():
     import ast
     import importlib
 
-    from bot.assistant.fast_copies import DEBUG_ONLY_MODULES, DebugOnlyCopy
+    from bot.assistant.patches.fast_copies import DEBUG_ONLY_MODULES, DebugOnlyCopy
 
     for name in DEBUG_ONLY_MODULES:
         module = importlib.import_module(name)
@@ -661,9 +703,9 @@ def test_modules_with_debug_only_copies_use_copy_for_debug_lines_only():
 
 
 def test_action_call_json_reads_back_as_the_standard_librarys():
-    """bot.assistant.action_keepalive.json_body: ujson's text, parsed, is the payload; NaN, infinities and
+    """patches.action_keepalive.json_body: ujson's text, parsed, is the payload; NaN, infinities and
     non-string keys come out as the standard library writes them (what ujson refuses, it writes)."""
-    from bot.assistant.action_keepalive import json_body
+    from bot.assistant.patches.action_keepalive import json_body
 
     domain = Domain.load(str(ROOT / "domain"))
     tracker = DialogueStateTracker("tester", slots=domain.slots)
@@ -695,20 +737,23 @@ def test_slot_mappings_validation_lists_the_domain_slots_once_per_request():
 
 
 def test_one_message_classifier_input_is_rasas_matrix():
-    """bot.assistant.fast_model: the classifier's input for one message with sparse features from two featurizers
-    (word and character counts, as config.yml) is Rasa's vstack/hstack result: shape, dtype and values."""
+    """bot/assistant/intent_classifier.py: the classifier's input for one message with sparse features from two
+    featurizers (word and character counts, as config.yml) is what Rasa's LogisticRegressionClassifier._create_X
+    builds (imported from rasa, no patch touches it): shape, dtype and values."""
     import numpy as np
-    from scipy.sparse import coo_matrix
-    from scipy.sparse import random as sparse_random
-
     from rasa.nlu.classifiers.logistic_regression_classifier import LogisticRegressionClassifier
     from rasa.shared.nlu.constants import FEATURE_TYPE_SENTENCE, FEATURE_TYPE_SEQUENCE, TEXT
     from rasa.shared.nlu.training_data.features import Features
     from rasa.shared.nlu.training_data.message import Message
+    from scipy.sparse import coo_matrix
+    from scipy.sparse import random as sparse_random
 
-    create_x = LogisticRegressionClassifier._create_X
-    assert getattr(create_x, "_advisor_minimal_schema_memo", False)
-    rasas = create_x.__wrapped__
+    from bot.assistant.intent_classifier import AdvisorLogisticRegressionClassifier
+
+    assert "_create_X" not in {name for (_, name) in __import__(
+        "bot.assistant.patches.import_hooks", fromlist=["_ORIGINALS"])._ORIGINALS}
+    mine = AdvisorLogisticRegressionClassifier.__new__(AdvisorLogisticRegressionClassifier)
+    rasas_own = LogisticRegressionClassifier.__new__(LogisticRegressionClassifier)
     for seed in range(5):
         message = Message(data={TEXT: "Qwen3 8B QLoRA ile 4096 token"})
         for origin, width, dtype in (("words", 300, np.int64), ("chars", 900, np.float32)):
@@ -716,10 +761,210 @@ def test_one_message_classifier_input_is_rasas_matrix():
             message.add_features(Features(counts, FEATURE_TYPE_SENTENCE, TEXT, origin))
             message.add_features(Features(coo_matrix(np.ones((5, width), dtype=dtype)), FEATURE_TYPE_SEQUENCE, TEXT,
                                           origin))
-        fast, expected = create_x(None, [message]), rasas(None, [message])
+        fast, expected = mine._create_X([message]), rasas_own._create_X([message])
         assert fast.shape == expected.shape and fast.dtype == expected.dtype and fast.format == expected.format
         assert (fast != expected).nnz == 0 and fast.nnz > 0
     two = [Message(data={TEXT: "a"}), Message(data={TEXT: "b"})]  # several messages: Rasa's own code
     for message in two:
         message.add_features(Features(coo_matrix(np.ones((1, 4))), FEATURE_TYPE_SENTENCE, TEXT, "words"))
-    assert create_x(None, two).shape == (2, 4)
+    assert mine._create_X(two).shape == (2, 4)
+
+
+# ------------------------------------------------------------------ the table, the off switch, the version guard
+
+PATCHED_MODULES = sorted({entry.split(":")[0] for patch in patches.PATCHES for entry in patch.replaces})
+
+
+def _replaced_attributes() -> set:
+    """"module:attribute path" of every Rasa attribute import_hooks.replace recorded in this process."""
+    import importlib
+
+    from bot.assistant.patches import import_hooks
+
+    for name in PATCHED_MODULES:
+        importlib.import_module(name)
+    found = set()
+    for name in PATCHED_MODULES:
+        module = importlib.import_module(name)
+        owners = {"": module, **{attr: value for attr, value in vars(module).items() if isinstance(value, type)
+                                 and value.__module__ == name}}
+        for prefix, owner in owners.items():
+            for (owner_id, attribute) in import_hooks._ORIGINALS:
+                if owner_id == id(owner):
+                    found.add(f"{name}:{prefix + '.' if prefix else ''}{attribute}")
+    return found
+
+
+def test_the_table_lists_every_attribute_replaced_and_every_patch_module():
+    from pathlib import Path
+
+    listed = {entry for patch in patches.PATCHES for entry in patch.replaces}
+    assert patches.INSTALLED
+    assert _replaced_attributes() == listed
+    modules = {path.stem for path in Path(patches.__file__).parent.glob("*.py")}
+    modules -= {"__init__", "__main__", "import_hooks"}
+    assert modules == {patch.module for patch in patches.PATCHES}
+    table = patches.table()
+    for patch in patches.PATCHES:  # and the printed table has a row for each, with a reason and a gain
+        assert f"\n| {patch.module} | " in table and patch.why and patch.gain, patch.module
+
+
+def _fresh_interpreters(*runs: Tuple[str, Dict[str, str]]) -> List[Tuple[int, str, str]]:
+    """(returncode, stdout, stderr) of `python -c code` with env added, for each (code, env), run side by side."""
+    import os
+
+    started = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, **env}) for code, env in runs]
+    outputs = [proc.communicate(timeout=180) for proc in started]
+    return [(proc.returncode, out, err) for proc, (out, err) in zip(started, outputs)]
+
+
+CHECK_AS_SHIPPED = """
+import importlib, json, sys
+import bot.assistant
+from bot.assistant import patches
+from bot.assistant.patches import import_hooks
+modules = sorted({e.split(":")[0] for p in patches.PATCHES for e in p.replaces})
+for name in modules:
+    importlib.import_module(name)
+foreign = []
+for p in patches.PATCHES:
+    for entry in p.replaces:
+        module, path = entry.split(":")
+        owner = sys.modules[module]
+        *outer, last = path.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        value = vars(owner).get(last)
+        if isinstance(value, type(sys)):  # a module Rasa imported (copy, dask): the real one
+            shipped = value is sys.modules[last]
+        else:  # a function of Rasa's, or nothing (Slot has no __copy__ of its own in Rasa)
+            shipped = value is None or getattr(getattr(value, "__func__", value), "__module__", "").startswith("rasa.")
+        if not shipped:
+            foreign.append(entry)
+hooks = [type(f).__name__ for f in sys.meta_path if type(f).__module__.startswith("bot.")]
+print(json.dumps({"installed": patches.INSTALLED, "originals": len(import_hooks._ORIGINALS),
+                  "foreign": foreign, "hooks": hooks}))
+"""
+
+
+def test_switched_off_or_on_another_rasa_version_rasa_runs_exactly_as_shipped():
+    """ADVISOR_RASA_PATCHES=off, and (switched on) a Rasa version other than RASA_VERSION: no import hook, nothing
+    replaced, every listed attribute Rasa's own (or absent, as Slot.__copy__ is in Rasa); the other version gets a
+    warning. The same check in this process, where the patches are on, finds every listed attribute replaced."""
+    other_version = ("import importlib.metadata as metadata\n"
+                     "real = metadata.version\n"
+                     "metadata.version = lambda name: '3.6.20' if name == 'rasa' else real(name)\n")
+    off, other = _fresh_interpreters((CHECK_AS_SHIPPED, {"ADVISOR_RASA_PATCHES": "off"}),
+                                     (other_version + CHECK_AS_SHIPPED, {"ADVISOR_RASA_PATCHES": "on"}))
+    as_shipped = {"installed": False, "originals": 0, "foreign": [], "hooks": []}
+    for returncode, out, err in (off, other):
+        assert returncode == 0, err[-2000:]
+        assert json.loads(out.strip().splitlines()[-1]) == as_shipped, err[-2000:]
+    assert "Rasa 3.6.20 is installed" in other[2] and patches.RASA_VERSION in other[2]
+    assert "Rasa 3.6.20" not in off[2]
+
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(CHECK_AS_SHIPPED, {})
+    listed = {entry for patch in patches.PATCHES for entry in patch.replaces}
+    assert set(json.loads(printed.getvalue())["foreign"]) == listed
+
+
+# ------------------------------------------------------------------ kept-alive connections closed by the server
+
+@contextmanager
+def server_closing_idle_connections(idle_s: float, connections: List[Any]) -> Iterator[str]:
+    """An HTTP/1.1 action server that answers VALID and closes a kept-alive connection idle for `idle_s` (as a
+    server or proxy with a short keep-alive timeout does); notes each new connection in `connections`."""
+    import socket
+
+    payload = json.dumps(VALID).encode()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve_connection(connection: socket.socket) -> None:
+        connection.settimeout(idle_s)
+        pending = b""
+        try:
+            while True:
+                while b"\r\n\r\n" not in pending:
+                    data = connection.recv(65536)
+                    if not data:
+                        return
+                    pending += data
+                head, pending = pending.split(b"\r\n\r\n", 1)
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:"))
+                while len(pending) < length:
+                    pending += connection.recv(65536)
+                pending = pending[length:]
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                   b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
+        except (socket.timeout, OSError):
+            pass  # idle too long: closed, as the server's keep-alive timeout does
+        finally:
+            connection.close()
+
+    def accept() -> None:
+        while True:
+            try:
+                connection, address = listener.accept()
+            except OSError:
+                return
+            connections.append(address)
+            threading.Thread(target=serve_connection, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/webhook"
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize("loop_busy", [False, True], ids=["loop idle", "loop busy with a turn"])
+async def test_kept_alive_connection_closed_idle_by_the_server_the_next_call_succeeds(loop_busy, remote_only):
+    """patches.action_keepalive: the server closes the kept-alive connection after 0.2 s idle (below
+    KEEPALIVE_S); the next action call still succeeds, whether Rasa's event loop saw the close (idle loop) or not
+    (the loop busy with a turn's CPU work when the close arrived: the connection looks alive in the pool)."""
+    import time
+
+    from bot.assistant.patches import action_keepalive
+
+    assert action_keepalive.is_installed() and action_keepalive.KEEPALIVE_S > 0.6
+    domain = Domain.empty()
+    connections: List[Any] = []
+    with server_closing_idle_connections(0.2, connections) as url:
+        action = RemoteAction("action_under_test", EndpointConfig(url))
+
+        async def call() -> list:
+            return await action.run(CollectingOutputChannel(), TemplatedNaturalLanguageGenerator(domain.responses),
+                                    DialogueStateTracker("tester", slots=[]), domain)
+
+        assert SlotSet("language", "tr") in await call()
+        assert SlotSet("language", "tr") in await call()  # at once: the same connection
+        assert len(connections) == 1
+        if loop_busy:
+            time.sleep(0.6)  # noqa: ASYNC251 - the point: the loop does not run while the server closes
+        else:
+            await asyncio.sleep(0.6)
+        assert SlotSet("language", "tr") in await call()
+    assert len(connections) == 2
+
+
+async def test_action_call_carries_what_rasas_call_format_carries_but_the_older_events(remote_only):
+    """patches.action_payload against Rasa's live _action_call_format: the same call but for the
+    events (the latest of Rasa's list) and the domain's responses."""
+    from bot.assistant.patches.action_payload import _recent_call_format
+
+    domain = Domain.load(str(ROOT / "domain"))
+    tracker = _conversation(domain, turns=4)
+    action = RemoteAction("action_estimate", EndpointConfig("http://127.0.0.1:9/webhook"))
+    expected = rasas(RemoteAction, "_action_call_format")(action, tracker, domain)
+    mine = _recent_call_format(action, tracker, domain)
+    assert {k: v for k, v in mine.items() if k != "tracker"} == {k: v for k, v in expected.items() if k != "tracker"}
+    events = mine["tracker"].pop("events")
+    everything = expected["tracker"].pop("events")
+    assert mine["tracker"] == expected["tracker"]
+    assert 0 < len(events) < len(everything) and everything[-len(events):] == events

@@ -13,22 +13,22 @@ never changes Rasa's tracker) and Rasa gets plain JSON values back. `rasa run` (
 the executor and loads the parser's tables before it serves, so the first customer does not wait for them.
 
 The actions that write or answer (tickets, charts, the estimate, the FAQ) stay on the action server, where they can
-be scaled, restarted and time out on their own (bot/assistant/action_timeout.py). A side effect customers see: the
+be scaled, restarted and time out on their own (patches/action_timeout.py). A side effect customers see: the
 language and the form's values are still read while the action server is down, so the outage answer comes in the
 language of that very message and the values the customer gave in it are kept.
 
 A rejection (the form's validation refusing the message) is Rasa's `ActionExecutionRejection`, as the HTTP 400 of
 the action server is; any other error in the action is logged with its traceback and raised as the
 `RasaException` Rasa raises for an action server's 500.
-Installed by importing `bot.assistant`.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any, Dict, List, Optional
 
-from bot.assistant.action_keepalive import json_copy
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.action_keepalive import json_copy
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -115,8 +115,8 @@ def patch_remote_action(module: Any) -> None:
         return await original(self, output_channel, nlg, tracker, domain)
 
     setattr(run, PATCH_MARKER, True)
-    remote_action.run = run
-    logger.debug("Validation actions run inside Rasa (bot.assistant.in_process_actions)")
+    replace(remote_action, "run", run)
+    logger.debug("Validation actions run inside Rasa (bot.assistant.patches.in_process_actions)")
 
 
 def is_installed() -> bool:
@@ -125,6 +125,3 @@ def is_installed() -> bool:
 
 def install() -> None:
     when_imported(ACTION_MODULE, patch_remote_action)
-
-
-install()

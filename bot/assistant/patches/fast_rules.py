@@ -14,7 +14,7 @@ previous action matches only a conversation whose newest state names the same on
 the rules are indexed once per lookup by that action: the first step checks the rules indexed under the
 conversation's previous action and those that name none, with Rasa's own `_is_rule_applicable`.
 
-Installed by importing `bot.assistant`, like bot.assistant.fast_events.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import itertools
 import logging
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Text, Tuple
 
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -100,8 +100,8 @@ def patch_rule_policy(module: Any) -> None:
         return possible_keys(self, lookup, states)
 
     setattr(_get_possible_keys, PATCH_MARKER, True)
-    policy_class._get_possible_keys = _get_possible_keys
-    logger.debug("RulePolicy's rule lookup stops at the longest rule (bot.assistant.fast_rules)")
+    replace(policy_class, "_get_possible_keys", _get_possible_keys)
+    logger.debug("RulePolicy's rule lookup stops at the longest rule (bot.assistant.patches.fast_rules)")
 
 
 def is_installed() -> bool:
@@ -111,6 +111,3 @@ def is_installed() -> bool:
 def install() -> None:
     """Patch now if Rasa's rule policy module is loaded, otherwise as soon as it is."""
     when_imported(RULE_POLICY_MODULE, patch_rule_policy)
-
-
-install()

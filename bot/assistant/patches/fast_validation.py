@@ -1,4 +1,4 @@
-"""Action-server responses validated with a schema validator built once, not once per call.
+"""Valid action-server responses recognised by a validator built once, not by a schema check built per call.
 
 Rasa 3.6's `RemoteAction._validate_action_result` calls `jsonschema.validate(result, schema)` after every
 custom-action call. `jsonschema.validate` first checks the schema itself against the draft 2020-12 meta-schema
@@ -6,52 +6,26 @@ custom-action call. `jsonschema.validate` first checks the schema itself against
 event type, so that check costs about 15-20 ms of CPU per call on this machine class, two or three calls per form
 turn: a sampling profile (py-spy) of the Rasa server under load put 73 % of its CPU there (issue 10).
 
-Here the schema is checked once and the validator built once, when Rasa's action module is loaded; each response
-is then validated exactly as `jsonschema.validate` does it (same schema, same validator class, same best-match
-error, same message Rasa appends). A malformed response is still rejected.
+Here validators are built once, when Rasa's action module is loaded, and valid responses take a short road
+(`EventTypeValidator`): the event schema is a `oneOf` of 23 alternatives, each fixing `event` to a different
+constant, so an event whose `event` is X can only match the alternative for X; checking that one alternative (plus
+the common part) decides `oneOf` without trying the other 22. Whatever the short road does not pass goes to Rasa's
+own `_validate_action_result`, so a malformed response gets Rasa's check and Rasa's error, unchanged.
 
-Valid responses take a shorter road to the same answer (`EventTypeValidator`): the event schema is a `oneOf` of 23
-alternatives, each fixing `event` to a different constant, so an event whose `event` is X can only match the
-alternative for X; checking that one alternative (plus the common part) decides `oneOf` without trying the other
-22. Whenever the short road finds a fault, the full validator produces Rasa's error, so errors are unchanged.
-
-Installed by importing `bot.assistant` (bot/assistant/__init__.py), which every Rasa process of this project does,
-because config.yml, credentials*.yml and endpoints*.yml name classes in that package (`rasa run`, `rasa shell`,
-`rasa test`). Importing it does not import Rasa: when Rasa's action module is not loaded yet, the patch is applied
-by an import hook (bot/assistant/import_hooks.py) the moment it is, so light commands that import `bot.assistant`
-(the Telegram CLI) stay fast.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any, Callable, Dict, Text
 
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 logger = logging.getLogger(__name__)
 
 ACTION_MODULE = "rasa.core.actions.action"
 # Marker on the installed method, so that tests (and a second import) can tell the patch is in effect.
 PATCH_MARKER = "_validator_built_once"
-
-
-def build_validator(schema: Dict[Text, Any]) -> Any:
-    """What `jsonschema.validate` builds on every call, built once: the validator class the schema asks for
-    (the latest draft when it names none), the schema checked against its meta-schema, the validator."""
-    from jsonschema.validators import validator_for
-
-    validator_class = validator_for(schema)
-    validator_class.check_schema(schema)
-    return validator_class(schema)
-
-
-def raise_first_error(validator: Any, instance: Any) -> None:
-    """Raise the error `jsonschema.validate` would raise for `instance` (its best match), or nothing."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(validator.iter_errors(instance))
-    if error is not None:
-        raise error
 
 
 class EventTypeValidator:
@@ -94,29 +68,14 @@ class EventTypeValidator:
         return True
 
 
-def _patched_validate_action_result(remote_action_class: type) -> Callable[[Any, Dict[Text, Any]], bool]:
-    from jsonschema import ValidationError
-    from rasa.shared.constants import DOCS_BASE_URL
-
-    schema = remote_action_class.action_response_format_spec()
-    validator = build_validator(schema)
-    short_road = EventTypeValidator.build(schema)
+def _patched_validate_action_result(remote_action_class: Any, rasas: Callable[[Any, Dict[Text, Any]], bool]
+                                    ) -> Callable[[Any, Dict[Text, Any]], bool]:
+    short_road = EventTypeValidator.build(remote_action_class.action_response_format_spec())
 
     def _validate_action_result(self: Any, result: Dict[Text, Any]) -> bool:
-        # Same body as Rasa 3.6.21's RemoteAction._validate_action_result, with the validator built once.
         if short_road is not None and short_road.is_valid(result):
             return True
-        try:
-            raise_first_error(validator, result)
-            return True
-        except ValidationError as e:
-            e.message += (
-                f". Failed to validate Action server response from API, "
-                f"make sure your response from the Action endpoint is valid. "
-                f"For more information about the format visit "
-                f"{DOCS_BASE_URL}/custom-actions"
-            )
-            raise e
+        return rasas(self, result)  # a fault (or a shape the short road does not know): Rasa's check and error
 
     setattr(_validate_action_result, PATCH_MARKER, True)
     return _validate_action_result
@@ -127,8 +86,9 @@ def patch_remote_action(module: Any) -> None:
     remote_action = module.RemoteAction
     if getattr(remote_action._validate_action_result, PATCH_MARKER, False):
         return
-    remote_action._validate_action_result = _patched_validate_action_result(remote_action)
-    logger.info("Action-server responses are validated with a validator built once (bot.assistant.fast_validation)")
+    replace(remote_action, "_validate_action_result",
+            _patched_validate_action_result(remote_action, remote_action._validate_action_result))
+    logger.info("Valid action-server responses are checked by their event types (bot.assistant.patches)")
 
 
 def is_installed() -> bool:
@@ -139,6 +99,3 @@ def is_installed() -> bool:
 def install() -> None:
     """Patch now if Rasa's action module is loaded, otherwise as soon as it is."""
     when_imported(ACTION_MODULE, patch_remote_action)
-
-
-install()

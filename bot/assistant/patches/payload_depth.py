@@ -7,13 +7,13 @@ of 1,000 characters, well within the input limit, failed the whole NLU graph (Gr
 got no answer at all and the channel logged an error (issue 20, finding 1). Here that error is what it is, JSON that
 cannot be decoded: a warning (without the message, which may hold personal data), no entities, and the payload's
 intent is answered as usual.
-Installed by importing `bot.assistant`.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Text
 
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 READER_MODULE = "rasa.shared.core.training_data.story_reader.yaml_story_reader"
 PATCH_MARKER = "_advisor_deep_json_unreadable"
@@ -40,8 +40,8 @@ def patch_story_reader(module: Any) -> None:
     reader = module.YAMLStoryReader
     if getattr(reader._entities_from_regex_match, PATCH_MARKER, False):
         return
-    reader._entities_from_regex_match = staticmethod(_reading_deep_json_as_unreadable(
-        reader._entities_from_regex_match))
+    replace(reader, "_entities_from_regex_match", staticmethod(_reading_deep_json_as_unreadable(
+        reader._entities_from_regex_match)))
 
 
 def is_installed() -> bool:
@@ -49,7 +49,5 @@ def is_installed() -> bool:
 
 
 def install() -> None:
+    """Patch now if Rasa's story reader is loaded, otherwise as soon as it is."""
     when_imported(READER_MODULE, patch_story_reader)
-
-
-install()

@@ -12,7 +12,7 @@ customer gets nothing at all. Patched here:
 - the action whose run failed answers `utter_action_unavailable` (domain/service.yml, in the conversation's
   language) and ends the turn (FollowupAction action_listen); the form stays where it was, so the customer's next
   message, once the service is back, continues the conversation;
-- the validation actions run inside Rasa (bot/assistant/in_process_actions.py): they have no server to wait for,
+- the validation actions run inside Rasa (bot/assistant/patches/in_process_actions.py): they have no server to wait for,
   so they neither time out nor are refused after a failure; the language and the values of the message are read
   during an outage too.
 
@@ -30,8 +30,8 @@ from typing import Any, List, Optional, Tuple
 import aiohttp
 from rasa.shared.exceptions import RasaException
 
-from bot.assistant.import_hooks import is_patched, when_imported
-from bot.assistant.in_process_actions import runs_in_process
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
+from bot.assistant.patches.in_process_actions import runs_in_process
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def _remote_run_with_timeout(original_run: Any) -> Any:
 
 async def _run_remote(_original_remote_run: Any, self: Any, output_channel: Any, nlg: Any, tracker: Any,
                       domain: Any) -> List[Any]:
-    if runs_in_process(self.name()):  # no server to wait for (bot/assistant/in_process_actions.py)
+    if runs_in_process(self.name()):  # no server to wait for (bot/assistant/patches/in_process_actions.py)
         return await _original_remote_run(self, output_channel, nlg, tracker, domain)
     if tracker in failed_turns:
         raise ActionServerUnavailable(f"action server unavailable earlier in this turn; '{self.name()}' not called")
@@ -174,10 +174,10 @@ def _patch(processor_module: Any) -> None:
         return
     remote_run = _remote_run_with_timeout(RemoteAction.run)
     setattr(remote_run, PATCH_MARKER, True)
-    RemoteAction.run = remote_run
-    processor_module.MessageProcessor._run_action = _run_action_answering_outages(
-        processor_module.MessageProcessor._run_action)
-    logger.info("Custom actions time out after %.1f s with an answer (bot.assistant.action_timeout)",
+    replace(RemoteAction, "run", remote_run)
+    processor = processor_module.MessageProcessor
+    replace(processor, "_run_action", _run_action_answering_outages(processor._run_action))
+    logger.info("Custom actions time out after %.1f s with an answer (bot.assistant.patches.action_timeout)",
                 action_timeout_s())
 
 
@@ -188,8 +188,5 @@ def is_installed() -> bool:
 def install() -> None:
     """Patch now if Rasa's processor is loaded, otherwise as soon as it is (without importing Rasa's core now)."""
     when_imported("rasa.core.processor", _patch)
-
-
-install()
 
 __all__ = ["ActionServerUnavailable", "action_timeout_s", "install", "is_installed", "unavailable_answer"]

@@ -9,7 +9,7 @@ only appended), the domain and the call's arguments. Each caller gets its own co
 edit them (the featurizer removes the intent or the text of the last user state); a state's values are strings,
 numbers and tuples, so copying the two levels of dicts copies all that can change.
 
-Installed by importing `bot.assistant`, like bot.assistant.fast_events.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import json
 import logging
 from typing import Any, Dict, List, Optional, Text
 
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +55,8 @@ def patch_trackers(module: Any) -> None:
         return copy_states(states)
 
     setattr(past_states, PATCH_MARKER, True)
-    tracker_class.past_states = past_states
-    logger.debug("Past states are worked out once per tracker state (bot.assistant.fast_states)")
+    replace(tracker_class, "past_states", past_states)
+    logger.debug("Past states are worked out once per tracker state (bot.assistant.patches.fast_states)")
 
 
 def is_installed() -> bool:
@@ -66,6 +66,3 @@ def is_installed() -> bool:
 def install() -> None:
     """Patch now if Rasa's trackers module is loaded, otherwise as soon as it is."""
     when_imported(TRACKERS_MODULE, patch_trackers)
-
-
-install()

@@ -8,14 +8,14 @@ first class in `all_subclasses(Event)` order whose `type_name` matches, exactly 
 that is not in the table (an Event subclass defined later) gets the table rebuilt once before the original
 fallbacks (old `topic` events, the default, or Rasa's ValueError).
 
-Installed by importing `bot.assistant`, like bot.assistant.fast_validation.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any, Dict, Optional, Text, Type
 
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +49,8 @@ def patch_events(module: Any) -> None:
         return cls if cls is not None else original(type_name, default)
 
     setattr(resolve_by_type, PATCH_MARKER, True)
-    event_class.resolve_by_type = staticmethod(resolve_by_type)
-    logger.debug("Event classes are looked up by name from a table (bot.assistant.fast_events)")
+    replace(event_class, "resolve_by_type", staticmethod(resolve_by_type))
+    logger.debug("Event classes are looked up by name from a table (bot.assistant.patches.fast_events)")
 
 
 def is_installed() -> bool:
@@ -60,6 +60,3 @@ def is_installed() -> bool:
 def install() -> None:
     """Patch now if Rasa's events module is loaded, otherwise as soon as it is."""
     when_imported(EVENTS_MODULE, patch_events)
-
-
-install()

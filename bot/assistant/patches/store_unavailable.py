@@ -10,14 +10,14 @@ cannot be read from the store that just failed, so it comes from the message: th
 (Telegram's client language, the widget's page language), else the language of the text, else Persian.
 
 The tickets do not depend on this: a ticket written while PostgreSQL is down goes to the spool (bot/tickets/spool.py).
-Imported from bot/assistant/__init__.py.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any, Dict, List, Optional
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.patches.import_hooks import replace, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -112,19 +112,16 @@ def _raising_retrieve(original: Any) -> Any:
 def _patch(processor_module: Any) -> None:
     processor = processor_module.MessageProcessor
     if not getattr(processor.handle_message, PATCH_MARKER, False):
-        processor.handle_message = _handle_message_answering_store_failures(processor.handle_message)
+        replace(processor, "handle_message", _handle_message_answering_store_failures(processor.handle_message))
     # Rasa wraps the tracker store in FailSafeTrackerStore (rasa/core/agent.py), whose retrieve answers None when the
     # database fails: every message during an outage would start a blank conversation (values and language gone,
     # a customer in the middle of a form gets "I did not understand"). Saving keeps Rasa's in-memory fallback.
     from rasa.core.tracker_store import FailSafeTrackerStore
 
     if not getattr(FailSafeTrackerStore.retrieve, PATCH_MARKER, False):
-        FailSafeTrackerStore.retrieve = _raising_retrieve(FailSafeTrackerStore.retrieve)
+        replace(FailSafeTrackerStore, "retrieve", _raising_retrieve(FailSafeTrackerStore.retrieve))
 
 
 def install() -> None:
     """Patch now if Rasa's processor is loaded, otherwise as soon as it is (without importing Rasa's core now)."""
     when_imported("rasa.core.processor", _patch)
-
-
-install()

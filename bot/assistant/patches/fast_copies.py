@@ -15,7 +15,7 @@ copy each action runs on): 40,000 generic copies through `__reduce_ex__` per hun
 cProfile run (2026-12-01). Slots define no copy or pickling hooks, so `copy.copy` makes a new object of the same class
 with the same attribute dict; `Slot.__copy__` does exactly that directly.
 
-Installed by importing `bot.assistant`.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ import logging
 import sys
 from typing import Any, Optional
 
-from bot.assistant.import_hooks import when_imported
+from bot.assistant.patches.import_hooks import replace, when_imported
 
 SLOTS_MODULE = "rasa.shared.core.slots"
 # Modules whose every use of `copy` is a deep copy inside a `structlogger.debug(...)` call
-# (tests/test_fast_validation.py checks their source).
+# (tests/test_rasa_patches.py checks their source).
 DEBUG_ONLY_MODULES = ("rasa.core.policies.memoization", "rasa.core.policies.rule_policy", "rasa.core.processor",
                       "rasa.core.actions.forms")
 RASA_LOGGER = logging.getLogger("rasa")
@@ -49,12 +49,13 @@ class DebugOnlyCopy:
 
 def patch_module(module: Any) -> None:
     if not isinstance(getattr(module, "copy", None), DebugOnlyCopy):
-        module.copy = DebugOnlyCopy()
+        replace(module, "copy", DebugOnlyCopy())
 
 
 def copy_slot(slot: Any) -> Any:
     """What `copy.copy` makes of a slot (a new object of its class, its attributes in a new dict), made directly."""
-    new = type(slot).__new__(type(slot))
+    slot_class: Any = type(slot)
+    new = slot_class.__new__(slot_class)
     new.__dict__.update(slot.__dict__)
     return new
 
@@ -62,7 +63,7 @@ def copy_slot(slot: Any) -> Any:
 def patch_slots(module: Any) -> None:
     slot_class = module.Slot
     if "__copy__" not in slot_class.__dict__:
-        slot_class.__copy__ = copy_slot
+        replace(slot_class, "__copy__", copy_slot)
 
 
 def is_installed() -> bool:
@@ -76,6 +77,3 @@ def install() -> None:
     for name in DEBUG_ONLY_MODULES:
         when_imported(name, patch_module)
     when_imported(SLOTS_MODULE, patch_slots)
-
-
-install()

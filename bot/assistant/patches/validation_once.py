@@ -7,22 +7,22 @@ server the same question with the answer of the first already applied; ValidateS
 then returns no change. That repeat was a tenth of all action-server calls (0.26 per turn of the mixed conversations
 of bench/bench_assistant.py, counted once by an action server that logged each call; issue 12), each with Rasa
 rebuilding a tracker from its events to send it. The validation now runs inside Rasa
-(bot/assistant/in_process_actions.py); the repeat would still rebuild that tracker and run the whole action again.
+(patches/in_process_actions.py); the repeat would still rebuild that tracker and run the whole action again.
 
 The repeat is skipped only when it cannot answer anything new: the same message object, no slot candidates from
 predefined mappings, and every slot exactly as the first answer left them. Anything else (a slot changed by an
 action in between, a new message) runs the validation as Rasa does. The form being activated is active in the
 repeat and was not in the first call; ValidateSlotMappings reads the active form only to leave a message to the form
-that reads it (job values), so with the slots unchanged it has nothing to add. tests/test_fast_validation.py checks
+that reads it (job values), so with the slots unchanged it has nothing to add. tests/test_rasa_patches.py checks
 that ValidateSlotMappings answers the repeat with no change, with and without the form active.
-Installed by importing `bot.assistant`.
+Installed by bot/assistant/patches/__init__.py.
 """
 from __future__ import annotations
 
 import logging
 from typing import Any, Dict, List, Optional
 
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 logger = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ def patch_extract_slots(module: Any) -> None:
         return events
 
     setattr(_execute_validation_action, PATCH_MARKER, True)
-    extract._execute_validation_action = _execute_validation_action
-    logger.debug("action_validate_slot_mappings is asked once per message (bot.assistant.validation_once)")
+    replace(extract, "_execute_validation_action", _execute_validation_action)
+    logger.debug("action_validate_slot_mappings is asked once per message (bot.assistant.patches.validation_once)")
 
 
 def is_installed() -> bool:
@@ -80,6 +80,3 @@ def is_installed() -> bool:
 
 def install() -> None:
     when_imported(ACTION_MODULE, patch_extract_slots)
-
-
-install()

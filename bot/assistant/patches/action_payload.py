@@ -24,13 +24,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Dict, List, Sequence, Text
 
-from bot.assistant.import_hooks import is_patched, when_imported
+from bot.assistant.patches.import_hooks import is_patched, replace, when_imported
 
 logger = logging.getLogger(__name__)
 
 ACTION_MODULE = "rasa.core.actions.action"
 PATCH_MARKER = "_advisor_domain_without_responses"
-# Actions that read domain["responses"] (tests/test_fast_validation.py checks the action code for others).
+# Actions that read domain["responses"] (tests/test_rasa_patches.py checks the action code for others).
 RESPONSE_READERS = frozenset({"action_repeat_last_answer"})
 # Actions that read the conversation further back than the kept turns (actions/handoff.py build_draft).
 HISTORY_READERS = frozenset({"action_open_ticket"})
@@ -108,8 +108,8 @@ def patch_remote_action(module: Any) -> None:
         return result
 
     setattr(_action_call_format, PATCH_MARKER, True)
-    remote_action._action_call_format = _action_call_format
-    logger.debug("Custom actions get the domain without responses (bot.assistant.action_payload)")
+    replace(remote_action, "_action_call_format", _action_call_format)
+    logger.debug("Custom actions get the domain without responses (bot.assistant.patches.action_payload)")
 
 
 def is_installed() -> bool:
@@ -118,6 +118,3 @@ def is_installed() -> bool:
 
 def install() -> None:
     when_imported(ACTION_MODULE, patch_remote_action)
-
-
-install()

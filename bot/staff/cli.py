@@ -4,8 +4,9 @@
     gpu-advisor tickets show T-261129-ABCDEF [--json]
     gpu-advisor tickets close T-261129-ABCDEF --note "called back, quote sent"
 
-bot/cli.py loads this lazily through `register(subparsers)`; `python -m bot.tickets` runs it on its own.
-Closing resumes the bot in the customer's conversation (RASA_URL / RASA_TOKEN).
+bot/cli.py loads this lazily through `register(subparsers)`; `python -m bot.staff.cli list ...` runs it on its own.
+Closing resumes the bot in the customer's conversation (RASA_URL / RASA_TOKEN): a staff tool over the ticket store,
+so it lives in bot/staff (which depends on bot/tickets, never the other way round).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import sys
 from typing import Callable, List, Optional
 
 from bot.privacy import mask_sender_id
+from bot.staff.rasa_api import RasaClient
+from bot.staff.service import close
 from bot.tickets.models import CATEGORIES, STATUSES, Ticket, normalize_ticket_id
 from bot.tickets.store import StoreUnavailable, TicketNotFound, TicketStore
 from bot.tickets.texts import reason_label, staff_labels
@@ -114,9 +117,6 @@ def render_ticket_text(t: Ticket, lang: str = "en") -> str:
 
 
 def cmd_close(args: argparse.Namespace) -> int:
-    from bot.staff.rasa_api import RasaClient
-    from bot.staff.service import close
-
     outcome = close(_store(args), RasaClient(), normalize_ticket_id(args.id), author=args.author, note=args.note)
     L = staff_labels(args.ui_lang)
     print(f"{outcome.ticket.id}: {L['statuses'][outcome.ticket.status]}")
@@ -156,4 +156,4 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["tickets", *sys.argv[1:]]))

@@ -1,0 +1,151 @@
+"""Every change this project makes to Rasa's own code at run time, in one place, with its reason and its gain.
+
+Importing `bot.assistant` (which every Rasa process of the project does: config.yml and endpoints.yml name classes in
+it) imports this package, which installs the patches below, each the moment Rasa loads the module it patches
+(import_hooks.when_imported: importing this package does not import Rasa). Rasa's public extension points hold the
+rest of the project's Rasa code: the NLU components and the intent classifier (config.yml:
+bot/assistant/intent_classifier.py took over the classifier's two patches), the tracker store (endpoints.yml), the
+channels (credentials.yml). What is here has no such extension point in Rasa 3.6:
+- RemoteAction, ActionExtractSlots, MessageProcessor, EndpointConfig, DialogueStateTracker, Event, the graph runner:
+  Rasa builds them itself; no setting names a class of ours (endpoints.yml has no action timeout either: Rasa passes
+  its 300 s constant to every call).
+- RulePolicy: a subclass named in config.yml would train and run, but Rasa 3.6 recognises the rule policy by exact
+  class (the recipe validator's `node.uses == RulePolicy`: it would warn that no RulePolicy is configured and skip
+  the domain check) and by name (the ensemble's "_RulePolicy" suffix for memorised predictions); so the bounded
+  lookup stays a patch.
+
+Off switch: `ADVISOR_RASA_PATCHES=off` in the environment leaves Rasa exactly as shipped (nothing replaced, no import
+hook). tests/servers.py passes it to the servers the tests start; `make check-unpatched` runs the conversation
+suites that way (.ci/run does too).
+
+Version guard: the patches were written against and tested with Rasa RASA_VERSION only. On any other version none is
+installed and a warning says so: the product then runs as Rasa ships (slower; an action-server outage is answered by
+Rasa's own handling, i.e. silence after 5 minutes).
+
+The table (PATCHES below; `python -m bot.assistant.patches` prints it as Markdown) gives for each patch what it
+replaces, why, and its measured gain as bench/results/ and the git log record it ("not re-measured" where no run
+measured that patch alone).
+
+Rasa bodies copied into this package (kept in step with RASA_VERSION by the version guard and the equivalence tests
+in tests/test_rasa_patches.py): `RemoteAction._action_call_format` (action_payload._recent_call_format) and the
+answer handling of `RemoteAction.run` (in_process_actions.run_in_process).
+
+`bench/bench_vs_starter.py --patches off` measures the advisor without them (re-measuring each one needs a quiet
+machine).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import logging
+import os
+from typing import NamedTuple, Optional, Tuple
+
+logger = logging.getLogger(__name__)
+
+RASA_VERSION = "3.6.21"
+SWITCH = "ADVISOR_RASA_PATCHES"
+OFF_VALUES = ("off", "0", "false", "no")
+
+
+class Patch(NamedTuple):
+    module: str  # under bot.assistant.patches
+    replaces: Tuple[str, ...]  # "rasa module:attribute path", as import_hooks.replace records it
+    why: str
+    gain: str
+
+
+PATCHES: Tuple[Patch, ...] = (
+    Patch("fast_validation", ("rasa.core.actions.action:RemoteAction._validate_action_result",),
+          "jsonschema re-checked the 23-event response schema and built a validator on every action call",
+          "73 % of Rasa's CPU under load (py-spy, issue 10); 21 -> 0.17 ms per call (vs_starter.md)"),
+    Patch("fast_events", ("rasa.shared.core.events:Event.resolve_by_type",),
+          "every event read walked all Event subclasses",
+          "9 % of Rasa's CPU (py-spy, issue 10); not re-measured alone"),
+    Patch("fast_model", ("rasa.engine.graph:GraphSchema.minimal_graph_schema", "rasa.engine.runner.dask:dask"),
+          "every message and prediction walked the graph for its sub-graph and ran dask's scheduler",
+          "4 % + 8 % of the Rasa server's busy time on advice turns (py-spy, issue 10); not re-measured alone"),
+    Patch("fast_rules", ("rasa.core.policies.rule_policy:RulePolicy._get_possible_keys",),
+          "the rule lookup walked the whole conversation and every rule on every prediction",
+          "rule matching 21 % of an advice turn (py-spy); turn 300 within +5 % of turn 1 with the patches "
+          "(vs_starter.md); not re-measured alone"),
+    Patch("fast_states", ("rasa.shared.core.trackers:DialogueStateTracker.past_states",),
+          "each policy replayed the tracker's events: 7 replays per turn, 3 distinct",
+          "not re-measured alone (part of turn 300 vs turn 1)"),
+    Patch("fast_copies", ("rasa.core.policies.memoization:copy", "rasa.core.policies.rule_policy:copy",
+                          "rasa.core.processor:copy", "rasa.core.actions.forms:copy",
+                          "rasa.shared.core.slots:Slot.__copy__"),
+          "deep copies made for debug lines at every log level; slot copies through __reduce_ex__",
+          "5 % and 9 % of a turn (py-spy, cProfile); closed loop 27.8 turns/s, no change beyond noise "
+          "(vs_starter.md)"),
+    Patch("action_keepalive", ("rasa.utils.endpoints:EndpointConfig.session",),
+          "a new HTTP client and TCP connection per action call; the call JSON by the standard library",
+          "5 % + 5 % of Rasa's CPU (py-spy); closed loop unchanged by the kept-alive connections (27.4 vs 28.3 "
+          "turns/s, vs_starter.md)"),
+    Patch("action_payload", ("rasa.core.actions.action:RemoteAction._action_call_format",),
+          "the domain's 76 KB of responses and every event held sent with each action call",
+          "17.8 -> 13.9 KB per call (vs_starter.md, bench_load)"),
+    Patch("validation_once", ("rasa.core.actions.action:ActionExtractSlots._execute_validation_action",),
+          "the slot-mapping validation asked twice when a form starts on a message",
+          "1.26 -> 1.00 validation calls per turn (vs_starter.md)"),
+    Patch("in_process_actions", ("rasa.core.actions.action:RemoteAction.run",),
+          "the two pure validation actions went over HTTP on every message",
+          "action-server calls 2.26 -> 0.64 per turn; CPU per turn 0.62x -> 0.57x the starter's; cluster "
+          "1.39x -> 1.73-1.86x (vs_starter.md, load.md, git 33c80fb, cf229d8)"),
+    Patch("action_timeout", ("rasa.core.actions.action:RemoteAction.run",
+                             "rasa.core.processor:MessageProcessor._run_action"),
+          "Rasa waits 5 minutes for an action server, then answers nothing",
+          "behaviour, not speed: an outage answered within 6 s (tests/test_cluster_parts.py)"),
+    Patch("store_unavailable", ("rasa.core.processor:MessageProcessor.handle_message",
+                                "rasa.core.tracker_store:FailSafeTrackerStore.retrieve"),
+          "a database failure started a blank conversation or answered nothing",
+          "behaviour, not speed: answered in the customer's language (tests/test_cluster_parts.py)"),
+    Patch("payload_depth", ("rasa.shared.core.training_data.story_reader.yaml_story_reader:"
+                            "YAMLStoryReader._entities_from_regex_match",),
+          "a '/intent{...}' payload nested about a thousand levels deep raised RecursionError, which failed the "
+          "whole NLU graph: the message got no answer",
+          "behaviour, not speed: such a payload is answered, without entities (tests/test_payload_depth.py)"),
+)
+
+
+def table() -> str:
+    """PATCHES as a Markdown table."""
+    rows = ["| patch | replaces (Rasa " + RASA_VERSION + ") | why | measured gain |", "|---|---|---|---|"]
+    def shown(entry: str) -> str:  # a class attribute as Class.name, a module's global as module.name
+        module, path = entry.split(":")
+        return path if "." in path else f"{module}.{path}"
+
+    rows += [f"| {p.module} | {', '.join(shown(r) for r in p.replaces)} | {p.why} | {p.gain} |" for p in PATCHES]
+    return "\n".join(rows)
+
+
+def switched_on() -> bool:
+    return os.environ.get(SWITCH, "on").strip().lower() not in OFF_VALUES
+
+
+def installed_rasa_version() -> Optional[str]:
+    try:
+        return importlib.metadata.version("rasa")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def install() -> bool:
+    """Install every patch (each when Rasa loads its module); False, and nothing touched, when switched off or on
+    another Rasa version than RASA_VERSION."""
+    if not switched_on():
+        logger.info("Rasa runs as shipped: %s=%s", SWITCH, os.environ.get(SWITCH))
+        return False
+    version = installed_rasa_version()
+    if version != RASA_VERSION:
+        logger.warning("Rasa %s is installed, the patches in bot/assistant/patches were written for %s: none is "
+                       "installed, Rasa runs as shipped (slower; action-server and database outages get Rasa's own "
+                       "handling). Check each patch against this version, then update RASA_VERSION.",
+                       version, RASA_VERSION)
+        return False
+    for patch in PATCHES:
+        importlib.import_module(f"{__name__}.{patch.module}").install()
+    return True
+
+
+INSTALLED = install()

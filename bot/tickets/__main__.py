@@ -1,5 +1,0 @@
-import sys
-
-from bot.tickets.cli import main
-
-sys.exit(main(["tickets", *sys.argv[1:]]))
