@@ -189,3 +189,10 @@ def test_readme_tree_names_every_part_of_bot():
     named = set(re.findall(r"\b(\w+\.py)\b", tree))
     existing = {p.name for p in (ROOT / "bot").rglob("*.py")}
     assert named <= existing, sorted(named - existing)
+
+
+def test_the_module_list_in_docs_is_generated_from_the_code():
+    """docs/modules.md lists every module of bot/ and actions/ with its docstring (scripts/module_map.py)."""
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "module_map.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
