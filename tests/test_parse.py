@@ -257,7 +257,7 @@ def test_a_later_size_keeps_the_version_the_customer_named(kb):
 
 
 def test_names_resolved_once_per_knowledge_base_with_a_bound(monkeypatch):
-    """bot.text.parse.model_names._resolve_name keeps what resolve_model answered (20 ms a call; a long message
+    """bot.text.parse.model_names._resolve_name keeps what match_model answered (20 ms a call; a long message
     repeating names asked it dozens of times): the same answer, asked once per knowledge base, and no more than _RESOLVED_MAX kept."""
     import copy
 
@@ -266,13 +266,13 @@ def test_names_resolved_once_per_knowledge_base_with_a_bound(monkeypatch):
 
     kb = knowledge.load_knowledge()
     asked = []
-    real = knowledge.resolve_model
+    real = knowledge.match_model
 
     def counting(name, kb_):
         asked.append((name, id(kb_)))
         return real(name, kb_)
 
-    monkeypatch.setattr(knowledge, "resolve_model", counting)
+    monkeypatch.setattr(knowledge, "match_model", counting)
     monkeypatch.setattr(parse, "_RESOLVED", type(parse._RESOLVED)())
     names = ["qwen 7b", "mistral small 24b", "llama 70b", "olmo 7b", "gemma 9b"]
     first = [parse._resolve_name(name, kb) for name in names]

@@ -463,6 +463,12 @@ def resolve_model(*args, **kwargs):
     return model_names.resolve_model(*args, **kwargs)
 
 
+
+def match_model(*args, **kwargs):
+    from bot.advisor import model_names
+
+    return model_names.match_model(*args, **kwargs)
+
 def family_of(*args, **kwargs):
     from bot.advisor import model_names
 

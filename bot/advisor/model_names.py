@@ -199,32 +199,9 @@ def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None,
     tokens = _tokens(text, kb)
     if not tokens:
         raise UnknownModel(query, _closest(text, kb))
-    if len(tokens) == 1 and re.fullmatch(r"\d+(?:\.\d+)?b?", tokens[0]):
-        return _by_size(float(tokens[0].rstrip("b")), kb)
-    index = _alias_index(kb)
-    if tokens in index:
-        return ResolvedModel(preset=kb.model(index[tokens]), by_size=False)
-    # Partial names ("llama 8b", "mistral"): every typed word appears in one preset's name.
-    wanted = set(tokens)
-    order = [p.id for p in kb.models]
-    representatives = set(kb.representative_by_size.values())
-    candidates = sorted({pid for key, pid in index.items() if wanted <= set(key)},
-                        key=lambda pid: (pid not in representatives, order.index(pid)))
-    if len(candidates) == 1:
-        return ResolvedModel(preset=kb.model(candidates[0]), by_size=False)
-    size = _size_token(tokens)
-    if candidates and size is not None:
-        # A family and a size without a version: the newest release of that family in that size.
-        family = family_of(tokens, kb)
-        newest = newest_release(family, size, kb, among=candidates) if family else None
-        if newest is not None:
-            return newest
-        representative = kb.representative_by_size.get(size)
-        if representative in candidates:
-            return ResolvedModel(preset=kb.model(representative), by_size=False)
-        same_size = [pid for pid in candidates if kb.model(pid).size_b == size]
-        if len({kb.model(pid).arch.dict(exclude={"name"}).__repr__() for pid in same_size}) == 1:
-            return ResolvedModel(preset=kb.model(same_size[0]), by_size=False)  # same shape under two names
+    matched, candidates = _matched(tokens, kb)
+    if matched is not None:
+        return matched
     family, substitute, requested = (None, None, None) if candidates else _substitute(tokens, kb)
     if substitute is not None and allow_substitute:
         preset = kb.model(substitute)
@@ -236,6 +213,48 @@ def resolve_model(query: Union[str, float, int], kb: Optional[Knowledge] = None,
     raise UnknownModel(query, suggestions, family=family, substitute=substitute,
                        requested_size_b=requested,
                        differences=substitute_differences(kb.model(substitute), kb) if substitute else [])
+
+
+def match_model(query: str, kb: Optional[Knowledge] = None) -> Optional[ResolvedModel]:
+    """resolve_model's answer when a preset matches the name, else None: only the matching half, without the
+    suggestions and the same-family stand-in an unknown name costs (difflib over every preset name, 10-19 ms),
+    for callers that throw those away (the chat parser, bot/text/parse)."""
+    kb = kb or load_knowledge()
+    tokens = _tokens(str(query).strip()[:200], kb)
+    return _matched(tokens, kb)[0] if tokens else None
+
+
+def _matched(tokens: Tuple[str, ...], kb: Knowledge) -> Tuple[Optional[ResolvedModel], List[str]]:
+    """The preset the name's words match (None when none or several do) and the presets whose names hold every
+    word (the candidates resolve_model suggests when it finds none)."""
+    if len(tokens) == 1 and re.fullmatch(r"\d+(?:\.\d+)?b?", tokens[0]):
+        return _by_size(float(tokens[0].rstrip("b")), kb), []
+    index = _alias_index(kb)
+    if tokens in index:
+        return ResolvedModel(preset=kb.model(index[tokens]), by_size=False), []
+    # Partial names ("llama 8b", "mistral"): every typed word appears in one preset's name.
+    wanted = set(tokens)
+    order = [p.id for p in kb.models]
+    representatives = set(kb.representative_by_size.values())
+    candidates = sorted({pid for key, pid in index.items() if wanted <= set(key)},
+                        key=lambda pid: (pid not in representatives, order.index(pid)))
+    if len(candidates) == 1:
+        return ResolvedModel(preset=kb.model(candidates[0]), by_size=False), candidates
+    size = _size_token(tokens)
+    if candidates and size is not None:
+        # A family and a size without a version: the newest release of that family in that size.
+        family = family_of(tokens, kb)
+        newest = newest_release(family, size, kb, among=candidates) if family else None
+        if newest is not None:
+            return newest, candidates
+        representative = kb.representative_by_size.get(size)
+        if representative in candidates:
+            return ResolvedModel(preset=kb.model(representative), by_size=False), candidates
+        same_size = [pid for pid in candidates if kb.model(pid).size_b == size]
+        if len({kb.model(pid).arch.dict(exclude={"name"}).__repr__() for pid in same_size}) == 1:
+            # same shape under two names
+            return ResolvedModel(preset=kb.model(same_size[0]), by_size=False), candidates
+    return None, candidates
 
 
 def _closest(text: str, kb: Knowledge, limit: int = 3) -> List[str]:

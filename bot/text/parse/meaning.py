@@ -122,9 +122,8 @@ class QuantityMeaning:
 
     def _is_whole_answer(self, q: _Quantity) -> bool:
         """The message is just this number ("yüz", "bir", "هشت"), so it answers the question the bot asked."""
-        content = [t for t in self.tokens if not t.is_break]
         words = {t.text for t in self.tokens[q.first:q.end]}
-        return len(content) == q.end - q.first and not words & self.lexicon.never_alone_numbers
+        return self.content_count == q.end - q.first and not words & self.lexicon.never_alone_numbers
 
     def _model_word_near(self, q: _Quantity) -> bool:
         window = self.tokens[max(0, q.first - 2):q.first] + self.tokens[q.end:q.end + 2]

@@ -74,6 +74,7 @@ def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: Tupl
     "لامارو" -> "لاما". A suffix word before digits glued to it ("a100") is a name, not a suffix."""
     words, letters_after_digits = name_words
     stems = set(words) | set(lexicon.model_families)
+    longest_stem = max(map(len, stems), default=0)
     out: List[Token] = []
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else None
@@ -83,7 +84,7 @@ def _strip_name_suffixes(tokens: List[Token], lexicon: Lexicon, name_words: Tupl
             if kept is not token:
                 out.extend([kept] if kept is not None else [])
                 continue
-        out.append(_stem_of(token, lexicon, stems))
+        out.append(_stem_of(token, lexicon, stems, longest_stem))
     return out
 
 
@@ -103,12 +104,13 @@ def _after_name(token: Token, previous: Token, lexicon: Lexicon, stems: set, let
     return token
 
 
-def _stem_of(token: Token, lexicon: Lexicon, stems: set) -> Token:
+def _stem_of(token: Token, lexicon: Lexicon, stems: set, longest_stem: int) -> Token:
     """ "llamayi" -> "llama", "لامارو" -> "لاما": a name word with a case ending glued on."""
     text = token.text
     if token.is_number or text in stems or len(text) <= 3:
         return token
-    for cut in range(len(text) - 1, 2, -1):
+    # no stem is longer than the longest name word: a 4,000-letter word is not sliced 4,000 times
+    for cut in range(min(len(text) - 1, longest_stem), 2, -1):
         if text[:cut] in stems and text[cut:] in lexicon.name_suffixes:
             return replace(token, text=text[:cut])
     return token
@@ -181,20 +183,31 @@ def _own_gpu_table(kb) -> Optional[Tuple[PhraseTable, frozenset]]:
 # type.
 _RESOLVED: "OrderedDict[Tuple[int, str], Tuple[object, Optional[str]]]" = OrderedDict()
 _RESOLVED_MAX = 2048
+# Names not in that cache one message may send to the resolver: a message of 500 made-up names ("qwen 101b qwen
+# 102b ...") cost 500 look-ups of 10-19 ms each before (issue 20 audit); past eight the rest are unknown names, as
+# they would be anyway (no preset has them); no sentence of the training or test data sends more than one.
+MAX_NAMES_RESOLVED_PER_MESSAGE = 8
+
+
+def _is_resolved(name: str, kb) -> bool:
+    """The resolver's answer for this name is in the cache (asking again costs nothing)."""
+    cached = _RESOLVED.get((id(kb), name))
+    return cached is not None and cached[0] is kb
 
 
 def _resolve_name(name: str, kb) -> Optional[str]:
-    """The shared resolver (bot.advisor.knowledge.resolve_model, also used by the CLI and the form) for a name the
-    phrase index did not match exactly; a bare size does not count as a name here."""
-    from bot.advisor.knowledge import InputError, resolve_model
+    """The shared resolver's matching (bot.advisor.knowledge.match_model: resolve_model, also used by the CLI and
+    the form, without the suggestions it works out for an unknown name) for a name the phrase index did not match
+    exactly; a bare size does not count as a name here."""
+    from bot.advisor.knowledge import InputError, match_model
 
     key = (id(kb), name)
     cached = _RESOLVED.get(key)
     if cached is not None and cached[0] is kb:
         return cached[1]
     try:
-        resolved = resolve_model(name, kb)
-        found = None if resolved.by_size else resolved.preset.id
+        resolved = match_model(name, kb)
+        found = None if resolved is None or resolved.by_size else resolved.preset.id
     except (InputError, ValueError):
         found = None
     _RESOLVED[key] = (kb, found)

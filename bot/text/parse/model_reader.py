@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from bot.text.numbers import parse_number
-from bot.text.parse.model_names import (_BILLION_LETTERS, _family_of, _model_index, _names_by_first_word,
-                                        _resolve_name, _version_matches, _version_of)
+from bot.text.parse.model_names import (_BILLION_LETTERS, MAX_NAMES_RESOLVED_PER_MESSAGE, _family_of, _is_resolved,
+                                        _model_index, _names_by_first_word, _resolve_name, _version_matches,
+                                        _version_of)
 from bot.text.parse.values import MIN_BARE_FAMILY_SIZE_B
 
 
@@ -149,9 +150,17 @@ class ModelReader:
             return representative[size_b]
         if candidates:
             return candidates[0]
-        found = _resolve_name(" ".join(w for w in (family, version, f"{size_b:g}b") if w), self.kb)
+        found = self._resolved_name(" ".join(w for w in (family, version, f"{size_b:g}b") if w))
         # "qwen4 14b" is not Qwen2.5 14B: a version we have no preset of makes the name unknown (no silent substitute)
         return found if found and (version is None or _version_matches(found, family, version)) else None
+
+    def _resolved_name(self, name: str) -> Optional[str]:
+        """_resolve_name, for at most MAX_NAMES_RESOLVED_PER_MESSAGE names of this message not yet cached."""
+        if not _is_resolved(name, self.kb):
+            if self.names_resolved >= MAX_NAMES_RESOLVED_PER_MESSAGE:
+                return None
+            self.names_resolved += 1
+        return _resolve_name(name, self.kb)
 
     @staticmethod
     def _preset_named(names, family: str, size_b: float, version: Optional[str]) -> Optional[str]:

@@ -25,6 +25,8 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
         families = {**_kb_family_words(kb), **lexicon.model_families}
         self.tokens: List[Token] = [replace(t, text=families.get(t.text, t.text)) for t in tokens]
         self.n = len(self.tokens)
+        self.content_count = sum(1 for t in self.tokens if not t.is_break)  # words and numbers, not punctuation
+        self.names_resolved = 0  # names this message sent to the shared resolver (not in its cache)
         self.consumed = [False] * self.n  # part of a model name or a quantity (number, multiplier, unit)
         self.tags: List[Optional[_Tag]] = [None] * self.n
         self.result: Dict[str, object] = {}

@@ -123,8 +123,8 @@ class PhraseReader:
             outside = set()
             for tag, (first, end) in references:
                 outside.update(range(min(first, tag.start), max(end, tag.end)))
-            named = [tag for tag in named if all(tag is not ref for ref, _ in references)
-                     and self._tied_to_the_job(tag, outside)]
+            yardsticks = {id(ref) for ref, _ in references}
+            named = [tag for tag in named if id(tag) not in yardsticks and self._tied_to_the_job(tag, outside)]
             # a method chosen for the job and measured against another is no "X or Y" question
             self.method_measured = bool(named)
         if named:
@@ -174,7 +174,7 @@ class PhraseReader:
             return False
         if self.expected == "method" or "model_id" in self.result or "model_size_b" in self.result:
             return True
-        return self._method_context_near(tag) or len([t for t in self.tokens if not t.is_break]) <= 3
+        return self._method_context_near(tag) or self.content_count <= 3
 
     def _method_context_near(self, tag: _Tag) -> bool:
         return any(not tag.start <= k < tag.end and self.lexicon.method_context.any_at(self.tokens, k)

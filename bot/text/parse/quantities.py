@@ -101,7 +101,7 @@ class QuantityReader:
         tables = _tables(self.lexicon)
         i = 0
         while i < self.n:
-            if self.consumed[i]:
+            if self.consumed[i] or self.tokens[i].is_break:  # no phrase starts at punctuation or a line break
                 i += 1
                 continue
             best_len, best = 0, None
