@@ -60,8 +60,9 @@ def assumed_labels(slots: Mapping[Text, Any], lang: Text) -> List[Text]:
     return labels
 
 
-def first_answer(slots: Mapping[Text, Any], lang: Text) -> Optional[Text]:
-    """The card for the job with the defaults taken, and what was assumed; None when it cannot be computed."""
+def first_answer(slots: Mapping[Text, Any], lang: Text, message: Text = "") -> Optional[Text]:
+    """The card for the job with the defaults taken, and what was assumed, and a word on each card ``message``
+    names (actions/named_cards.py); None when it cannot be computed."""
     from actions.estimate import advice_request_fields
     from bot.advisor.advice import AdviceRequest, advise
     from bot.present.advice_text import render_first_answer
@@ -76,7 +77,9 @@ def first_answer(slots: Mapping[Text, Any], lang: Text) -> Optional[Text]:
 
     intro = text("answer_first_intro", lang, values=join(noted_values(slots, lang), lang),
                  assumed=join(assumed_labels(slots, lang), lang))
-    return intro + "\n" + render_first_answer(advice, lang)
+    from actions.named_cards import named_card_lines
+
+    return "\n".join([intro, render_first_answer(advice, lang)] + named_card_lines(advice, message, lang))
 
 
 def defaults_line(slots: Mapping[Text, Any], lang: Text) -> Text:

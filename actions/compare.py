@@ -29,6 +29,18 @@ def requested_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
     return compare
 
 
+def card_facts(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
+    """One line per catalogue card: memory, hourly price without and with VAT, and what it is typically used for."""
+    from bot.present.formatting import _vat_price, money
+
+    cards = {card.id: card for card in kb.gpus}
+    return [kb.text("compare_card_facts", lang, card=card.name, vram=money(card.vram_gb, lang, whole_if_round=True),
+                    price=money(card.price_usd_hour, lang),
+                    price_vat=money(_vat_price(card.price_usd_hour, kb.pricing.vat_rate), lang),
+                    use=getattr(card.typical_use, lang, card.typical_use.fa))
+            for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
+
+
 class ActionCompareOptions(Action):
     def name(self) -> Text:
         return "action_compare_options"
@@ -49,6 +61,10 @@ class ActionCompareOptions(Action):
             comparison = compare_options(advice_request_fields(tracker), compare["kind"], compare["options"], kb)
         except InputError as error:
             key = "compare_needs_model" if error.key == "missing_model" else None
+            if key and compare["kind"] == "gpu":
+                # Two cards and no model yet ("L4 or A40?"): what each card is, then the question for the model
+                # (blind set of 2026-12-03: the cards were not even named).
+                dispatcher.utter_message(text="\n".join(card_facts(compare["options"], lang, kb)))
             dispatcher.utter_message(text=kb.text(key, lang) if key else render_error(error, lang))
             return []
         except ValueError:

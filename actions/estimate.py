@@ -214,6 +214,10 @@ class ActionEstimate(Action):
             # A change that moves nothing (a higher budget, the same card) would send the same message twice in a
             # row: it leads with the recalculation instead.
             answer = dialogue_text("recalculated_same", lang) + "\n" + answer
+        if not unchanged:
+            from actions.named_cards import named_card_lines
+
+            answer = "\n".join([answer] + named_card_lines(advice, tracker.latest_message.get("text") or "", lang))
         dispatcher.utter_message(text=answer)
         events = [SlotSet("estimate_summary", summary)] + self._model_notes(dispatcher, tracker, advice, fields,
                                                                             lang, unchanged)

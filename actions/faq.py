@@ -85,6 +85,10 @@ def _job_known(tracker: Tracker) -> bool:
     return bool(tracker.get_slot("model_id") or tracker.get_slot("model_size_b"))
 
 
+# FAQ topics about prices: a card named in the question gets its own price line.
+PRICE_TOPICS = ("prices_vat", "invoice", "cost_control")
+
+
 class ActionAnswerFaq(Action):
     def name(self) -> Text:
         return "action_answer_faq"
@@ -94,6 +98,19 @@ class ActionAnswerFaq(Action):
         from actions.compare import requested_comparison
 
         return requested_comparison(tracker) is not None
+
+    @staticmethod
+    def _named_card_prices(dispatcher: CollectingDispatcher, tracker: Tracker, lang: Text) -> None:
+        """The price question names cards ("what does an H200 cost an hour?"): their memory and price without and
+        with VAT after the general answer (blind set of 2026-12-03: the card asked about was never named)."""
+        from actions.compare import card_facts
+        from bot.advisor.knowledge import load_knowledge
+        from bot.text.followups import read_followup
+
+        kb = load_knowledge()
+        lines = card_facts(list(read_followup(tracker.latest_message.get("text") or "", kb).cards), lang, kb)
+        if lines:
+            dispatcher.utter_message(text="\n".join(lines))
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
@@ -113,6 +130,8 @@ class ActionAnswerFaq(Action):
             line = job_line(tracker, lang) if topic in JOB_TOPICS else None
             if line:
                 dispatcher.utter_message(text=line)
+            elif topic in PRICE_TOPICS:
+                self._named_card_prices(dispatcher, tracker, lang)
         else:
             dispatcher.utter_message(response="utter_faq_missing")
         return []

@@ -236,7 +236,8 @@ class ValidateEstimateForm(FormValidationAction):
             dispatcher.utter_message(text=defaults_line(slots, lang))
             updates.update(assumed_values(slots))
             return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, None)]
-        answer = first_answer(slots, lang) if self._answer_first_now(slots, next_slot) else None
+        message = tracker.latest_message.get("text") or ""
+        answer = first_answer(slots, lang, message) if self._answer_first_now(slots, next_slot) else None
         if not answer:
             return None
         dispatcher.utter_message(text=answer)

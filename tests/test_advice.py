@@ -104,6 +104,18 @@ def test_summary_has_the_slot_contract_keys():
     assert summary["model_display"] == "Llama 3.1 8B" and summary["best_card"] in summary["fitting_cards"]
 
 
+def test_a_count_without_a_length_takes_the_sequence_length_and_says_so():
+    """Issue 21: "5,000 examples of 1,024 tokens" gave no card at all (the length went to seq_len, the count alone
+    was an error); a length without a count is no volume."""
+    counted = advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=1024, examples=5000, epochs=2))
+    assert counted.volume_tokens == 5000 * 1024 * 2 and "avg_tokens_seq_len" in counted.assumptions
+    assert counted.recommendation is not None
+    length_only = advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=1024, avg_tokens=600))
+    assert length_only.volume_tokens is None and "avg_tokens_seq_len" not in length_only.assumptions
+    given = advise(AdviceRequest(model="llama-3.1-8b", method="qlora", seq_len=1024, examples=5000, avg_tokens=600))
+    assert given.volume_tokens == 5000 * 600 and "avg_tokens_seq_len" not in given.assumptions
+
+
 @pytest.mark.parametrize("values,field,key", [
     ({"seq_len": 0}, "seq_len", "bad_seq_len"),
     ({"seq_len": 1_000_001}, "seq_len", "bad_seq_len"),
@@ -112,7 +124,6 @@ def test_summary_has_the_slot_contract_keys():
     ({"budget_usd": 0}, "budget_usd", "bad_budget"),
     ({"total_tokens": 0}, "total_tokens", "bad_tokens"),
     ({"examples": -1, "avg_tokens": 500}, "examples", "bad_examples"),
-    ({"examples": 1000}, "avg_tokens", "volume_incomplete"),
     ({"epochs": 0}, "epochs", "bad_epochs"),
     ({"gpus": 0}, "gpus", "bad_gpus"),
     ({"gpus": 1000}, "gpus", "bad_gpus"),

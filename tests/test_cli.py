@@ -116,7 +116,8 @@ def test_chart_writes_a_png(tmp_path):
     (["--model", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--budget", "-10"], "budget_usd"),
     (["--model", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--tokens", "lots"], "total_tokens"),
     (["--model", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--gpus", "0"], "gpus"),
-    (["--model", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--examples", "100"], "avg_tokens"),
+    (["--model", "llama-3.1-8b", "--method", "lora", "--seq-len", "2048", "--examples", "100", "--avg-tokens", "0"],
+     "avg_tokens"),
 ])
 def test_bad_input_is_one_line_naming_the_field(args, field):
     result = run("estimate", *args, check_rc=2)

@@ -458,7 +458,7 @@ def test_error_texts_exist_for_every_error_key():
 
     source = Path(advice.__file__).read_text("utf-8") + Path(__file__).parents[1].joinpath(
         "bot", "advisor", "knowledge.py").read_text("utf-8")
-    keys = set(re.findall(r'"(bad_\w+|size_out_of_range|rank_\w+|missing_model|volume_incomplete|unknown_model)"',
+    keys = set(re.findall(r'"(bad_\w+|size_out_of_range|rank_\w+|missing_model|unknown_model)"',
                           source))
     texts = load_knowledge().texts
     assert keys and all(f"error_{key}" in texts for key in keys), sorted(k for k in keys if f"error_{k}" not in texts)

@@ -62,6 +62,7 @@ class AdviceRequest(BaseModel):
     budget_period: Optional[str] = None    # "total" (default) | "month" | "run"
     custom_arch: Optional[Dict[str, Any]] = None  # a pasted config.json read by bot.advisor.hf_config (ModelArch dict)
     stack: Optional[str] = None      # the training stack the customer named (knowledge/stacks.yml id); None: advised
+    avg_tokens_assumed: bool = False  # set by with_volume_completed: the sequence length stands for each example
 
     @classmethod
     def from_values(cls, **values: Any) -> "AdviceRequest":
@@ -214,9 +215,6 @@ def validate(req: AdviceRequest) -> None:
         _number("lora_rank", req.lora_rank, 1, 4096, "bad_lora_rank", integer=True)
         if req.method == "full":
             raise InputError("lora_rank", "rank_without_lora", "a LoRA rank only applies to lora/qlora")
-    if (req.examples is None) != (req.avg_tokens is None) and req.total_tokens is None:
-        missing = "avg_tokens" if req.avg_tokens is None else "examples"
-        raise InputError(missing, "volume_incomplete", "give both the number of examples and their average tokens")
 
 
 def _build_plan(req: AdviceRequest, preset: ModelPreset, stack: Optional[str] = None, kb=None) -> TrainingPlan:
@@ -249,10 +247,23 @@ def _planned(req: AdviceRequest, preset: ModelPreset, kb: Knowledge):
     return _build_plan(req, preset, choice.stack, kb), choice
 
 
+def with_volume_completed(req: AdviceRequest) -> AdviceRequest:
+    """A count of examples without their length ("5,000 examples, 1,024 tokens", where the length read is the
+    sequence length) takes the sequence length as each example's length: an upper bound of the time, said in the
+    answer (assumption ``avg_tokens_seq_len``). A length without a count is no volume. Customers got no card at all
+    when either was missing (issue 21: the estimator needs no volume to recommend)."""
+    if req.total_tokens is not None or (req.examples is None) == (req.avg_tokens is None):
+        return req
+    if req.examples is not None:
+        return req.copy(update={"avg_tokens": float(req.seq_len), "avg_tokens_assumed": True})
+    return req.copy(update={"avg_tokens": None})
+
+
 def advise(req: AdviceRequest, kb: Optional[Knowledge] = None) -> Advice:
     """The complete advice for one request (see the module docstring)."""
     kb = kb or load_knowledge()
     validate(req)
+    req = with_volume_completed(req)
     if req.custom_arch and not req.model:
         try:
             arch = ModelArch(**req.custom_arch)
@@ -509,6 +520,8 @@ def _assumptions(req: AdviceRequest, plan: TrainingPlan, by_size: bool, volume: 
         codes.append("multi_gpu_sharded")
     if volume is not None and req.epochs is None:
         codes.append("one_epoch")
+    if volume is not None and req.avg_tokens_assumed:
+        codes.append("avg_tokens_seq_len")
     if req.budget_usd is not None and not req.budget_unlimited:
         codes.append("budget_includes_vat")
     codes.append("time_compute_only")

@@ -42,6 +42,25 @@ def _kind_table() -> PhraseTable:
     return table
 
 
+@lru_cache(maxsize=1)
+def _other_workload_table() -> PhraseTable:
+    data = yaml.safe_load(FOLLOWUPS_PATH.read_text(encoding="utf-8")) or {}
+    phrases = data.get("other_workload") or []
+    if not phrases:
+        raise ValueError(f"{FOLLOWUPS_PATH}: other_workload must list the words of image and vision work")
+    table = PhraseTable()
+    for phrase in phrases:
+        table.add(fold(str(phrase)).split(), "other_workload")
+    return table
+
+
+def names_other_workload(text: str) -> bool:
+    """The message names image or vision work ("train an image model on our photos")."""
+    tokens = tokenize(fold(text or ""))
+    table = _other_workload_table()
+    return any(table.longest_at(tokens, i)[0] for i in range(len(tokens)))
+
+
 _CARD_TABLES: Dict[int, Tuple[object, PhraseTable]] = {}
 
 

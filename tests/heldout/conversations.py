@@ -75,7 +75,9 @@ TURKISH_LETTER = re.compile(r"[çğıöşüÇĞİÖŞÜ]")
 GB_FIGURE = re.compile(r"\d+(?:[.,٫]\d+)?\s*GB")
 FALLBACK_RESPONSES = {"utter_default", "utter_ask_rephrase"}
 FALLBACK_OFFER_RESPONSES = {"utter_offer_human"}
-OUT_OF_SCOPE_RESPONSES = {"utter_out_of_scope"}
+# The polite "outside what I do" answers: the general one, and the one for other GPU work (serving a model, image or
+# vision models) that also says what is offered (issue 21 #4: "politely out of scope, with what is offered").
+OUT_OF_SCOPE_RESPONSES = {"utter_out_of_scope", "utter_other_workload"}
 
 
 @dataclass

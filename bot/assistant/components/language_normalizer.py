@@ -63,11 +63,16 @@ COVERING_PAIRS = ({"thank", "goodbye"},)
 # 2048 tokens, 300 dollars, which GPU?") is a complete request: the estimate answers it with the card (issue 21 #4).
 # A question about a card size ("is a 24 GB card enough?") stays the memory FAQ.
 MEMORY_FAQS = ("faq_13b_24gb", "faq_vram")
+# FAQs whose answer the estimate gives for the customer's own job: a whole request that also asks for the price
+# with KDV or says an hourly limit ("Mistral 7B QLoRA, saatlik en fazla 1 dolar") wants the card and its price
+# (blind set of 2026-12-03: such requests got the general price answer and no card).
+JOB_ANSWERED_FAQS = MEMORY_FAQS + ("faq_prices_vat", "faq_cost_control")
 COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi_gpu"}
 # Without a job value, "what else can you do besides suggesting a card?" torn between the abilities and an estimate
 # is the abilities question: that answer says how to get an estimate too (issue 21 #4).
 COVERING_WITHOUT_VALUES = {frozenset({"capabilities", "estimate"}): "capabilities"}
 JOB_INTENTS = ("estimate", "inform")
+OTHER_WORKLOAD_INTENT = "other_workload"
 # A question about the answer that names a card ("why not the 4090?", "how many hours on an A40?", "how many H100s
 # do I need?") reads like a card FAQ or a new estimate to a bag of n-grams; with no job value in it, it asks about
 # the current plan (issue 21 #3, bot/text/followups.py, actions/followup.py).
@@ -325,9 +330,10 @@ class IntentGuard(GraphComponent):
             return None
         if intent == CARD_FAQ_INTENT and set(compare.get("options") or []) != CARD_FAQ_OPTIONS:
             return COMPARE_INTENT  # "A40 or H100?" is not the A100-vs-H100 FAQ: the two cards for the job
-        if intent in COMPARE_MISTAKEN_FOR or (
-                intent == NO_WORDS_INTENT and COMPARE_INTENT in IntentGuard._contenders(message)):
-            # A fallback between the comparison and an FAQ on the same options: the parser found the two options.
+        if intent in COMPARE_MISTAKEN_FOR or (intent == NO_WORDS_INTENT and (
+                compare.get("kind") == "gpu" or COMPARE_INTENT in IntentGuard._contenders(message))):
+            # A fallback between the comparison and an FAQ on the same options, or any fallback on two catalogue
+            # cards joined by "or" ("L4 mü A40 mı, model henüz yok"): the parser found the two options.
             return COMPARE_INTENT
         return None
 
@@ -347,8 +353,18 @@ class IntentGuard(GraphComponent):
         return parsed.compare is None and not parsed.own_gpu and not values.carries(JOB_VALUE_FIELDS + ("method",))
 
     @staticmethod
+    def _other_workload(message: Message, values: "MessageValues") -> bool:
+        """A request to train an image or vision model, with no language model named: what the servers offer
+        (utter_other_workload), not the estimate form asking which LLM (blind set of 2026-12-03)."""
+        from bot.text.followups import names_other_workload
+
+        if (message.get(INTENT) or {}).get("name") not in JOB_INTENTS or values.carries(("model_id", "model_size_b")):
+            return False
+        return names_other_workload(message.get(TEXT) or "")
+
+    @staticmethod
     def _complete_request(message: Message, values: "MessageValues") -> bool:
-        if (message.get(INTENT) or {}).get("name") not in MEMORY_FAQS or IntentGuard._card_size_question(message):
+        if (message.get(INTENT) or {}).get("name") not in JOB_ANSWERED_FAQS or IntentGuard._card_size_question(message):
             return False
         parsed = values.parsed
         return bool(parsed.model_id or parsed.model_size_b) and bool(parsed.method) and parsed.compare is None
@@ -384,6 +400,8 @@ class IntentGuard(GraphComponent):
             return FOLLOWUP_INTENT
         if self._complete_request(message, values):
             return JOB_VALUES_INTENT
+        if self._other_workload(message, values):
+            return OTHER_WORKLOAD_INTENT
         routed = self._ambiguity_resolved(message)
         if routed:
             return routed
