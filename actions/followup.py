@@ -60,7 +60,8 @@ class _Answer:
         key = {"lowest_per_token": "followup_why_per_token", "lowest_total_cost": "followup_why_total",
                "fastest_under_cap": "followup_why_cap", "tight_under_cap": "followup_why_cap"
                }.get(self.choice.reason, "followup_why_cheapest")
-        lines = [text(key, self.lang, card=card.name, vram=self.vram(card.card_id), price=self.money(card.price_usd_hour),
+        lines = [text(key, self.lang, card=card.name, vram=self.vram(card.card_id),
+                      price=self.money(card.price_usd_hour),
                       per_million=self.money(card.cost_per_million_tokens_usd or 0),
                       cost=self.money(card.cost_usd_with_vat or 0))]
         cheaper = [c.name for c in self.advice.cards if c.status == "no_fit" and c.price_usd_hour < card.price_usd_hour]
@@ -78,7 +79,8 @@ class _Answer:
                          need=self.gb(self.advice.estimate.per_gpu_gib), high=self.gb(self.advice.estimate.high_gib))]
         lines = [text("followup_card_versus", self.lang, other=other.name, card=card.name,
                       other_price=self.money(other.price_usd_hour), price=self.money(card.price_usd_hour),
-                      speed=self.speed(other, card), other_per_million=self.money(other.cost_per_million_tokens_usd or 0),
+                      speed=self.speed(other,
+                                       card), other_per_million=self.money(other.cost_per_million_tokens_usd or 0),
                       per_million=self.money(card.cost_per_million_tokens_usd or 0))]
         if abs(other.price_usd_hour - card.price_usd_hour) < SAME_PRICE_USD:
             key = "followup_verdict_same"

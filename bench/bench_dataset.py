@@ -21,10 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.results_io import ROOT, machine_speed_s, write_results  # noqa: E402
 
 SENTENCES = {
-    "fa": ["سفارش شما امروز از انبار خارج شد و فردا به دستتان می‌رسد.", "برای تغییر نشانی تحویل با پشتیبانی تماس بگیرید.",
+    "fa": ["سفارش شما امروز از انبار خارج شد و فردا به دستتان می‌رسد.",
+           "برای تغییر نشانی تحویل با پشتیبانی تماس بگیرید.",
            "هزینهٔ ارسال برای خریدهای بالای پانصد هزار تومان رایگان است.", "رمز عبور جدید به ایمیل شما فرستاده شد."],
-    "tr": ["Siparişiniz bugün depodan çıktı ve yarın elinizde olacak.", "Teslimat adresini değiştirmek için bizi arayın.",
-           "Beş yüz liranın üzerindeki alışverişlerde kargo ücretsizdir.", "Yeni şifreniz e-posta adresinize gönderildi."],
+    "tr": ["Siparişiniz bugün depodan çıktı ve yarın elinizde olacak.",
+           "Teslimat adresini değiştirmek için bizi arayın.",
+           "Beş yüz liranın üzerindeki alışverişlerde kargo ücretsizdir.",
+           "Yeni şifreniz e-posta adresinize gönderildi."],
     "en": ["Your order left the warehouse today and arrives tomorrow.", "Call support to change the delivery address.",
            "Shipping is free on orders over fifty dollars.", "A new password was sent to your e-mail address."],
 }

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import sys
 from datetime import date
 from pathlib import Path

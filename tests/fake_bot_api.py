@@ -85,8 +85,10 @@ class FakeBotApi:
         elif method == "getFile":
             file_id = str(payload.get("file_id"))
             if file_id not in self.documents:
-                return web.json_response({"ok": False, "error_code": 400, "description": "Bad Request: invalid file_id"})
-            result = {"file_id": file_id, "file_size": len(self.documents[file_id]), "file_path": f"documents/{file_id}"}
+                return web.json_response({"ok": False, "error_code": 400,
+                                          "description": "Bad Request: invalid file_id"})
+            result = {"file_id": file_id, "file_size": len(self.documents[file_id]),
+                      "file_path": f"documents/{file_id}"}
         elif method == "getMe":
             result = {"id": 1, "is_bot": True, "first_name": "Fake", "username": "fake_bot"}
         return web.json_response({"ok": True, "result": result})

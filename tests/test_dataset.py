@@ -22,7 +22,8 @@ KB = load_dataset_knowledge()
 CLI_LIMITS = KB.limits["cli"].read_limits()
 
 FA_Q, FA_A = "سلام، سفارش من کی به تهران می‌رسد؟", "سفارش شما پس‌فردا تحویل پیک می‌شود و تا عصر همان روز می‌رسد."
-TR_Q, TR_A = "İade sürecini nasıl başlatabilirim?", "Hesabınızdan Siparişlerim bölümüne girip iade talebi oluşturabilirsiniz."
+TR_Q = "İade sürecini nasıl başlatabilirim?"
+TR_A = "Hesabınızdan Siparişlerim bölümüne girip iade talebi oluşturabilirsiniz."
 EN_Q, EN_A = "Can I change the delivery address?", "Yes, you can change it until the parcel leaves our warehouse."
 
 
@@ -163,8 +164,8 @@ def test_csv_with_persian_headers_and_turkish_csv_with_semicolons(tmp_path):
     assert (report.file_kind, report.examples, report.problems) == ("csv", 1, {"empty_field": [3]})
     assert report.formats == {"qa": 1} and report.chat_template == "chatml"
     tr = tmp_path / "tr.csv"
-    tr.write_text("Kategori;Soru;Cevap\nİade;" + TR_Q + ";" + TR_A + "\nKargo;Kargom ne zaman gelir?;Yarın teslim edilecek.\n",
-                  encoding="utf-8")
+    tr.write_text("Kategori;Soru;Cevap\nİade;" + TR_Q + ";" + TR_A
+                  + "\nKargo;Kargom ne zaman gelir?;Yarın teslim edilecek.\n", encoding="utf-8")
     report = analyse_file(str(tr), CLI_LIMITS, "llama-3.1-8b")
     assert report.examples == 2 and report.languages == {"tr": 2}
 

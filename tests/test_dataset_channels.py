@@ -28,7 +28,8 @@ TELEGRAM_CREDENTIALS = yaml.safe_load((ROOT / "credentials.telegram.yml").read_t
 # Sentences that exist only in these test files: none may be found anywhere after the conversation.
 MARKERS = {
     "fa": ("بستهٔ زعفران سفارشی من کی به کرمانشاه می‌رسد؟", "بستهٔ زعفران شما پنجشنبه از انبار مشهد ارسال می‌شود."),
-    "tr": ("Lavanta sabunu siparişim Eskişehir'e ne zaman ulaşır?", "Lavanta sabununuz perşembe günü Isparta deposundan çıkıyor."),
+    "tr": ("Lavanta sabunu siparişim Eskişehir'e ne zaman ulaşır?",
+           "Lavanta sabununuz perşembe günü Isparta deposundan çıkıyor."),
 }
 SECRET_PHONE = "0532 987 65 43"
 

@@ -1,4 +1,5 @@
-"""bot/assistant/patches/payload_depth.py: a payload whose JSON nests too deeply is answered like an unreadable payload."""
+"""bot/assistant/patches/payload_depth.py: a payload whose JSON nests too deeply is answered like an unreadable
+payload."""
 from __future__ import annotations
 
 import bot.assistant  # noqa: F401  installs the patches of every Rasa process of this project

@@ -17,7 +17,7 @@ The formulas follow the Hugging Face modelling code of each family, checked agai
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
 
 def head_dim(m) -> int:

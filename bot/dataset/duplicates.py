@@ -1,8 +1,9 @@
 """Exact and near duplicates, by 8-byte fingerprints only (the texts are not kept).
 
 Exact: the same turns, byte for byte. Near: the same once letter case, spacing, punctuation, digits, Arabic/Persian
-letter variants (ي/ی, ك/ک), Turkish dotted/dotless i, diacritics and zero-width joiners are ignored - what a re-export, a copy-paste or a
-template filled with another number leaves behind. Each duplicate counted is a copy beyond the first.
+letter variants (ي/ی, ك/ک), Turkish dotted/dotless i, diacritics and zero-width joiners are ignored - what a
+re-export, a copy-paste or a template filled with another number leaves behind. Each duplicate counted is a copy
+beyond the first.
 """
 from __future__ import annotations
 

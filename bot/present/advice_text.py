@@ -193,7 +193,8 @@ def _budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
         if alt is not None:
             hours = plan.budget_usd / _vat_price(alt.price_usd_hour, advice.vat_rate)
             lines.append(kb.text("budget_tiny_alternative", lang, variant=variant_name(alt, lang, kb),
-                                 card=alt.card_name, price_vat=money(_vat_price(alt.price_usd_hour, advice.vat_rate), lang),
+                                 card=alt.card_name, price_vat=money(_vat_price(alt.price_usd_hour, advice.vat_rate),
+                                                                     lang),
                                  duration=duration(hours, lang, kb)))
         return lines
     if plan.missing_usd:
@@ -212,7 +213,8 @@ def _budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
         hours = choice.card.hours if choice is not None and choice.card.hours is not None else plan.hours
         if plan.period == "month" and plan.volume_cost_usd_with_vat > 0:
             runs = plan.budget_usd / plan.volume_cost_usd_with_vat
-            lines.append(kb.text("budget_runs_month", lang, budget=budget, runs=number(runs, lang, 0 if runs >= 10 else 1),
+            lines.append(kb.text("budget_runs_month", lang, budget=budget, runs=number(runs, lang,
+                                                                                       0 if runs >= 10 else 1),
                                  cost=money(plan.volume_cost_usd_with_vat, lang), card=card))
         else:
             lines.append(kb.text("budget_fits_volume", lang, label=label, card=card, duration=duration(hours, lang, kb),

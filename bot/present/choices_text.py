@@ -134,7 +134,8 @@ def render_own_card(result, lang: str, kb: Optional[Knowledge] = None) -> str:
                              largest_vram=number(largest.vram_gb, lang, 0)))
     elif advice.recommendation is not None:
         rec = advice.recommendation.card
-        lines.append(kb.text("own_card_cloud_job", lang, card=rec.name, vram=number(kb.gpu(rec.card_id).vram_gb, lang, 0),
+        lines.append(kb.text("own_card_cloud_job", lang, card=rec.name, vram=number(kb.gpu(rec.card_id).vram_gb, lang,
+                                                                                    0),
                              price=money(rec.price_usd_hour, lang),
                              price_vat=money(_vat_price(rec.price_usd_hour, advice.vat_rate), lang)))
     elif advice.multi_gpu is not None:

@@ -291,7 +291,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         en_words={_folded_word(w) for w in language["en_words"]},
         fa_latin_words={_folded_word(w) for w in language["fa_latin_words"]},
         en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
-        declines_contact=_table(data["declines_contact"], order=("refuse", "here")),
+        declines_contact=_table(data["declines_contact"], order=("refuse", "here", "no_first")),
         rewrite_table=_rewrite_table(rewrites),
     )
 

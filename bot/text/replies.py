@@ -19,6 +19,8 @@ def declines_contact(text: str, lexicon: Optional[Lexicon] = None) -> Optional[s
     table = (lexicon or load_lexicon()).declines_contact
     tokens = tokenize(fold(text))
     found = {table.longest_at(tokens, k)[1] for k in range(len(tokens))}
+    if tokens and table.longest_at(tokens, 0)[1] == "no_first":
+        found.add("refuse")
     for label in ("refuse", "here"):
         if label in found:
             return label

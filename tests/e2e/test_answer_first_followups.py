@@ -160,9 +160,13 @@ def test_two_cards_joined_by_or_are_compared_for_the_job(conversation, lang, job
     assert model in text, text
 
 
+# Jobs where five times the examples makes another card a few per cent cheaper in total with the fitted speed model
+# (knowledge/calibration/throughput_model.yml): L40S first, then A40 cheaper by 10-12 %.
 @pytest.mark.parametrize("lang,job,volume,kept", [
-    ("fa", "Qwen2.5 7B با LoRA، ۲۰۴۸ توکن، بودجه ۱۰۰ دلار", "۲۰ هزار نمونه داریم با میانگین ۶۰۰ توکن", "خطای خود برآورد"),
-    ("tr", "Qwen2.5 7B, LoRA, 2048 token, bütçe 100 dolar", "20 bin örneğimiz var, ortalama 600 token", "hata payı"),
+    ("fa", "Llama 3.1 8B با LoRA، طول ۴۰۹۶ توکن، بودجه ۱۰۰ دلار، ۱۰۰۰ نمونه با میانگین ۶۰۰ توکن",
+     "ببخشید، تعداد نمونه‌ها ۵۰۰۰ تاست", "خطای خود برآورد"),
+    ("tr", "Gemma 2 9B, LoRA, 4096 token, bütçe 100 dolar, 1000 örnek, ortalama 600 token",
+     "pardon, örnek sayısı 5000", "hata payı"),
 ])
 def test_the_card_does_not_flip_on_a_difference_inside_the_estimates_error(conversation, lang, job, volume, kept):
     """The volume makes another card about 10 % cheaper in total in this estimate (inside its error): the card

@@ -14,7 +14,6 @@ from typing import List
 
 import pytest
 
-from bot.advisor.knowledge import load_knowledge
 from bot.present.render import faq_text
 from bot.tickets import TicketStore
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, joined, payloads,

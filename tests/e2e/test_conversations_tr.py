@@ -9,7 +9,6 @@ import os
 
 import pytest
 
-from bot.advisor.knowledge import load_knowledge
 from bot.present.render import faq_text
 from tests.e2e.helpers import (assert_estimate, assert_language, expected_advice, images, is_persian, is_turkish,
                                joined, payloads, price_text, tracker_slots)

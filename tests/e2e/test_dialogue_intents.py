@@ -16,7 +16,6 @@ from typing import List
 
 import pytest
 
-from bot.advisor.knowledge import load_knowledge
 from bot.tickets import TicketStore
 from tests.e2e.helpers import assert_language, joined, payloads, tracker_slots
 import os

@@ -12,7 +12,6 @@ from typing import List
 import pytest
 import yaml
 
-from bot.advisor.knowledge import load_knowledge
 from bot.tickets import TicketStore
 from tests.e2e.helpers import assert_language, joined, payloads, texts, tracker_slots
 from tests.servers import ROOT

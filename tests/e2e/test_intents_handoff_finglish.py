@@ -12,7 +12,6 @@ short Turkish greetings. Sentences written for these tests, in both languages (n
 from __future__ import annotations
 
 import os
-from typing import List
 
 import pytest
 import yaml
