@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import signal
 import urllib.request
 import uuid
@@ -17,11 +18,25 @@ import pytest
 from tests.servers import Server, ensure_model, start_action_server, start_rasa_server
 
 
+# The product's long-lived worker pools (a server keeps them for its life): tests that ran the actions or the data
+# check in this process started them, and they end with the session like any fixture's server.
+WORKER_POOLS = (("actions.estimate", "_chart_pool"), ("bot.dataset.channel_check", "_POOL"))
+
+
+def _shut_down_worker_pools() -> None:
+    for module_name, attribute in WORKER_POOLS:
+        pool = getattr(sys.modules.get(module_name), attribute, None)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+            setattr(sys.modules[module_name], attribute, None)
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Every process the tests started is stopped by the end of the session (issue 20, finding 8: `make test` left
     an action server running). Checked after every fixture's teardown; what is left is stopped and fails the run."""
     from tests.servers import running_children
 
+    _shut_down_worker_pools()
     left = running_children()
     if not left:
         return
