@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple, Union
 from pydantic import BaseModel, Field, ValidationError, root_validator, validator
 
 from bot.advisor.schema import ModelArch
+from bot.advisor.vat import price_with_vat
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "knowledge"
 RELEASED_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$"
@@ -264,7 +265,7 @@ class Pricing(_Strict):
     vat_rate: float = Field(..., ge=0, lt=1)
 
     def with_vat(self, usd: float) -> float:
-        return usd * (1 + self.vat_rate)
+        return price_with_vat(usd, self.vat_rate)
 
 
 class FaqTopic(Localized):

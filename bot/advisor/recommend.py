@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from bot.advisor import throughput
 from bot.advisor.schema import MemoryEstimate, TrainingPlan
+from bot.advisor.vat import price_with_vat
 
 # Under 10 % free memory a run is "tight": the estimate's own ±range and library versions can push it over
 # (seed article: "always run a short test before deciding").
@@ -123,7 +124,7 @@ def rank_cards(cards: Iterable, estimate: MemoryEstimate, *, plan: Optional[Trai
                       high_gib=estimate.high_gib,
                       headroom_gib=card.usable_gib - need, headroom_fraction=(card.usable_gib - need) / card.usable_gib,
                       status=status, gpus=gpus, price_usd_hour=card.price_usd_hour,
-                      price_usd_hour_with_vat=card.price_usd_hour * (1 + vat_rate))
+                      price_usd_hour_with_vat=price_with_vat(card.price_usd_hour, vat_rate))
         if plan is not None:
             fit.tokens_per_second = throughput.tokens_per_second(plan, card)
             fit.cost_per_million_tokens_usd = throughput.cost_per_million_tokens(plan, card)
@@ -201,7 +202,7 @@ def multi_gpu_plan(plan: TrainingPlan, cards: Sequence, estimate_fn: Callable[[T
             option = MultiGpuPlan(
                 card_id=card.id, name=card.name, count=count, sharding=sharding, per_gpu_gib=estimate.per_gpu_gib,
                 high_gib=estimate.high_gib, usable_gib=card.usable_gib, status=status, price_usd_hour_total=count * card.price_usd_hour,
-                price_usd_hour_total_with_vat=count * card.price_usd_hour * (1 + vat_rate), tokens_per_second=speed,
+                price_usd_hour_total_with_vat=price_with_vat(count * card.price_usd_hour, vat_rate), tokens_per_second=speed,
                 cost_per_million_tokens_usd=throughput.cost_per_million_tokens(sharded, card))
             if volume_tokens:
                 cost = throughput.training_cost(sharded, card, volume_tokens, vat_rate)

@@ -92,10 +92,3 @@ def _rtl_lines(text: str, lang: str) -> str:
         return text
     return "\n".join(RLM + line if line and line[0] != RLM and (line[0].isascii() or line[0] == "•") else line
                      for line in text.split("\n"))
-
-
-def _vat_price(price: float, vat_rate: float) -> float:
-    """The hourly price with VAT as the customer sees it per GPU, rounded to the cent before any multiplication so
-    that n GPUs cost exactly n x the per-card price shown elsewhere (fa review §7: 8 x 11.99 = 95.92)."""
-    return round(price * (1 + vat_rate), 2)
-
