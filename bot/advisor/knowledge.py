@@ -6,7 +6,6 @@ start-up and never turns into a wrong answer.
 """
 from __future__ import annotations
 
-import re
 import string
 from functools import lru_cache
 from pathlib import Path
@@ -16,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError, root_validator, validato
 
 from bot.advisor.schema import ModelArch
 from bot.advisor.vat import price_with_vat
+from bot.knowledge import LocalizedText
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "knowledge"
 RELEASED_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$"
@@ -276,29 +276,7 @@ class FaqFile(_Strict):
     topics: Dict[str, FaqTopic] = {}
 
 
-_PLACEHOLDER = re.compile(r"\{(\w+)[^{}]*\}")
-
-
-class Text(_Strict):
-    fa: str
-    tr: str
-    en: str
-
-    _non_empty = validator("fa", "tr", "en", allow_reuse=True)(_non_empty)
-
-    @root_validator(skip_on_failure=True)
-    def _same_placeholders(cls, values):
-        # A placeholder missing in one language would silently drop a number from that answer.
-        sets = {lang: set(_PLACEHOLDER.findall(values[lang])) for lang in LANGS}
-        if len({frozenset(s) for s in sets.values()}) > 1:
-            raise ValueError("placeholders differ between languages: "
-                             + ", ".join(f"{k}={sorted(v)}" for k, v in sets.items()))
-        for lang in LANGS:
-            try:
-                list(string.Formatter().parse(values[lang]))
-            except ValueError as exc:
-                raise ValueError(f"{lang}: broken template: {exc}")
-        return values
+Text = LocalizedText  # the one text model of the knowledge layer (bot/knowledge/texts.py)
 
 
 class TextsFile(_Strict):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import string
 from functools import lru_cache
 from typing import Any, Dict, List, Optional
 
@@ -10,23 +9,13 @@ import yaml
 from pydantic import BaseModel, root_validator, validator
 
 from bot.dataset.reader import ReadLimits
+from bot.knowledge import LocalizedText
 
 KNOWLEDGE_FILE = os.path.join(os.path.dirname(__file__), "..", "..", "knowledge", "dataset.yml")
 LANGS = ("fa", "tr", "en")
 
 
-class Text(BaseModel):
-    fa: str
-    tr: str
-    en: str
-
-    @root_validator(skip_on_failure=True)
-    def same_placeholders(cls, values):
-        fields = {lang: {name for _, name, _, _ in string.Formatter().parse(values[lang]) if name}
-                  for lang in LANGS}
-        if len({frozenset(names) for names in fields.values()}) != 1:
-            raise ValueError(f"placeholders differ between languages: {fields}")
-        return values
+Text = LocalizedText  # the one text model of the knowledge layer (bot/knowledge/texts.py)
 
 
 class Limits(BaseModel):
