@@ -431,7 +431,7 @@ def test_faq_topic_needs_persian_and_turkish(knowledge_copy):
 def test_invalid_yaml_and_missing_file(knowledge_copy):
     (knowledge_copy / "pricing.yml").write_text("currency: [USD\n", "utf-8")
     error = _error(knowledge_copy)
-    assert error.file == "pricing.yml" and "invalid YAML" in error.reason
+    assert error.file == "knowledge/pricing.yml" and "invalid YAML" in error.reason
     (knowledge_copy / "pricing.yml").unlink()
     assert "not found" in _error(knowledge_copy).reason
 
