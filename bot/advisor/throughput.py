@@ -40,6 +40,7 @@ from pydantic import BaseModel, validator
 from bot.advisor.architecture import active_params, head_dim, kind_counts
 from bot.advisor.schema import TrainingPlan
 from bot.advisor.vat import price_with_vat
+from bot.knowledge import parse_file
 
 
 class Utilisation(BaseModel):
@@ -80,10 +81,8 @@ class SpeedModel(BaseModel):
 
 @lru_cache(maxsize=4)
 def load_speed_model(path: Optional[Path] = None) -> SpeedModel:
-    import yaml
-
-    with open(path or MODEL_PATH, encoding="utf-8") as handle:
-        return SpeedModel(**yaml.safe_load(handle))
+    """knowledge/calibration/throughput_model.yml (or ``path``), validated by the knowledge layer."""
+    return parse_file(SpeedModel, path or MODEL_PATH)
 
 
 def _model() -> SpeedModel:
