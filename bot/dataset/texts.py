@@ -1,15 +1,14 @@
-"""knowledge/dataset.yml, loaded once and validated (pydantic v1, like bot/advisor/knowledge.py)."""
+"""knowledge/dataset.yml, loaded once and validated by the knowledge layer (bot/knowledge/)."""
 from __future__ import annotations
 
 import os
 from functools import lru_cache
 from typing import Any, Dict, List, Optional
 
-import yaml
 from pydantic import BaseModel, root_validator, validator
 
 from bot.dataset.reader import ReadLimits
-from bot.knowledge import LocalizedText
+from bot.knowledge import LocalizedText, parse_file
 
 KNOWLEDGE_FILE = os.path.join(os.path.dirname(__file__), "..", "..", "knowledge", "dataset.yml")
 LANGS = ("fa", "tr", "en")
@@ -83,6 +82,4 @@ class DatasetKnowledge(BaseModel):
 
 @lru_cache(maxsize=1)
 def load_dataset_knowledge(path: str = KNOWLEDGE_FILE) -> DatasetKnowledge:
-    with open(path, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
-    return DatasetKnowledge(**data)
+    return parse_file(DatasetKnowledge, path)

@@ -22,14 +22,19 @@ class KnowledgeError(ValueError):
 
 
 def display_name(path: Union[str, Path]) -> str:
-    """``knowledge/<path under the knowledge folder>``; for a copy elsewhere (a test's root), its place under a
-    folder named like one of ours, else its name."""
+    """``knowledge/<path under the knowledge folder>``, also for a copy of that folder elsewhere (a test's root);
+    any other file (ADVISOR_RATE_LIMITS_FILE, a case file given to the CLI) by the path it was given."""
     path = Path(path)
     try:
         return f"knowledge/{path.resolve().relative_to(KNOWLEDGE_DIR).as_posix()}"
     except ValueError:
-        parts = path.parts
-        return "knowledge/" + ("/".join(parts[-2:]) if len(parts) > 1 and parts[-2] == "calibration" else path.name)
+        pass
+    for depth, folder in enumerate(path.parents):
+        if folder.name == "knowledge":
+            return "knowledge/" + "/".join(path.parts[len(path.parts) - depth - 1:])
+        if depth:  # knowledge/<file> or knowledge/calibration/<file>
+            break
+    return str(path)
 
 
 def read_yaml(path: Union[str, Path]) -> Any:
