@@ -105,10 +105,25 @@ class HandoffFile(_Strict):
 # ---------------------------------------------------------------------------------------------- privacy.yml
 
 
+def _words(words: List[str]) -> List[str]:
+    if not all(isinstance(w, str) and w.strip() for w in words):
+        raise ValueError("must be a non-empty list of words")
+    return words
+
+
 class AddressWords(_Strict):
     street: List[str] = Field(..., min_items=1)
     numbered: List[str] = Field(..., min_items=1)
     postal_code: List[str] = Field(..., min_items=1)
+
+    _words = validator("street", "numbered", "postal_code", allow_reuse=True)(_words)
+
+
+class WordsByLanguage(_Strict):
+    fa: List[str] = Field(..., min_items=1)
+    tr: List[str] = Field(..., min_items=1)
+
+    _words = validator("fa", "tr", allow_reuse=True)(_words)
 
 
 class PrivacyWords(_Strict):
@@ -116,8 +131,8 @@ class PrivacyWords(_Strict):
 
     fa: AddressWords
     tr: AddressWords
-    phone_words: Dict[str, List[str]]
-    iban_words: Dict[str, List[str]]
+    phone_words: WordsByLanguage
+    iban_words: WordsByLanguage
 
 
 # ---------------------------------------------------------------------------------------------- followups.yml
