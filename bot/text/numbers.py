@@ -237,10 +237,11 @@ def _table(groups: Dict[str, Iterable], order: Iterable[str] | None = None) -> P
 
 @lru_cache(maxsize=4)
 def load_lexicon(path: str | None = None) -> Lexicon:
-    import yaml
+    from bot.knowledge import read_yaml, validate
+    from bot.knowledge.schemas import LexiconFile
 
-    with open(path or LEXICON_PATH, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
+    data = read_yaml(path or LEXICON_PATH)
+    validate(LexiconFile, data, path or LEXICON_PATH)  # the lists' shapes and fa/tr parity; the tables use data
     number_words: Dict[str, float] = {}
     for words in data["number_words"].values():
         for word, value in words.items():
