@@ -2,8 +2,8 @@
 
 ``advise(AdviceRequest(...))`` validates the values (bad ones raise :class:`bot.advisor.knowledge.InputError`, a
 ``ValueError`` carrying the field and a text key so the answer can be given in the user's language), builds the
-training plan with the documented defaults of :mod:`bot.advisor.plans`, estimates memory with :mod:`bot.advisor.estimator` and
-ranks the catalogue with :mod:`bot.advisor.recommend`.
+training plan with the documented defaults of :mod:`bot.advisor.plans`, estimates memory with
+:mod:`bot.advisor.estimator` and ranks the catalogue with :mod:`bot.advisor.recommend`.
 """
 from __future__ import annotations
 

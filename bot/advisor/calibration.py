@@ -147,7 +147,8 @@ def summary(rows: Iterable[dict], kinds: Optional[Iterable[str]] = None) -> dict
 
 def family_table(rows: List[dict]) -> str:
     """Per family: measured cases, median and worst |error| (guidance-grade cases counted apart)."""
-    lines = [f"{'family':<12} {'measured':>8} {'median|err|%':>13} {'max|err|%':>10} {'guidance':>9} {'median|err|%':>13}"]
+    lines = [f"{'family':<12} {'measured':>8} {'median|err|%':>13} {'max|err|%':>10} {'guidance':>9} "
+             f"{'median|err|%':>13}"]
     for family in sorted({r["family"] for r in rows}):
         mine = [r for r in rows if r["family"] == family]
         measured = summary(mine)

@@ -201,12 +201,15 @@ def multi_gpu_plan(plan: TrainingPlan, cards: Sequence, estimate_fn: Callable[[T
             speed = throughput.tokens_per_second(sharded, card)
             option = MultiGpuPlan(
                 card_id=card.id, name=card.name, count=count, sharding=sharding, per_gpu_gib=estimate.per_gpu_gib,
-                high_gib=estimate.high_gib, usable_gib=card.usable_gib, status=status, price_usd_hour_total=count * card.price_usd_hour,
-                price_usd_hour_total_with_vat=price_with_vat(count * card.price_usd_hour, vat_rate), tokens_per_second=speed,
+                high_gib=estimate.high_gib, usable_gib=card.usable_gib, status=status,
+                price_usd_hour_total=count * card.price_usd_hour,
+                price_usd_hour_total_with_vat=price_with_vat(count * card.price_usd_hour, vat_rate),
+                tokens_per_second=speed,
                 cost_per_million_tokens_usd=throughput.cost_per_million_tokens(sharded, card))
             if volume_tokens:
                 cost = throughput.training_cost(sharded, card, volume_tokens, vat_rate)
-                option.hours, option.cost_usd, option.cost_usd_with_vat = cost.hours, cost.cost_usd, cost.cost_usd_with_vat
+                option.hours, option.cost_usd = cost.hours, cost.cost_usd
+                option.cost_usd_with_vat = cost.cost_usd_with_vat
             options.append(option)
             break
     if not options:

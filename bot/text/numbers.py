@@ -1,4 +1,4 @@
-"""Word lists, tokens and numbers shared by the parser (bot/text/parse.py) and the language detector (bot/text/language.py).
+"""Word lists, tokens and numbers shared by the parser (bot/text/parse/) and the language detector (text/language.py).
 
 The word lists live in knowledge/lexicon.yml; this module folds them exactly like user text
 (bot.text.normalize.fold) and compiles them into phrase patterns. Pure Python, reads one YAML file once.

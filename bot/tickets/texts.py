@@ -130,7 +130,8 @@ def staff_value_lines(slots: Dict[str, Any], lang: str) -> List[Tuple[str, str]]
             continue
         rows.append((fields.get(key, key), value if isinstance(value, str) else _number(value, lang)
                      if isinstance(value, (int, float)) and not isinstance(value, bool)
-                     else words["answer_yes"] if value is True else words["answer_no"] if value is False else str(value)))
+                     else words["answer_yes"] if value is True
+                     else words["answer_no"] if value is False else str(value)))
     return rows
 
 
