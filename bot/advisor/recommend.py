@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, cast
 
 from pydantic import BaseModel
 
@@ -286,7 +286,7 @@ def recommend(cards: Sequence[CardFit], *, volume_known: bool = False, unlimited
         return Recommendation(card=per_token, reason="lowest_per_token",
                               faster=fastest if fastest.card_id != per_token.card_id else None)
     if volume_known and all(c.cost_usd_with_vat is not None for c in pool):
-        best = min(pool, key=lambda c: (round(c.cost_usd_with_vat, 2), -(c.tokens_per_second or 0)))
+        best = min(pool, key=lambda c: (round(c.cost_usd_with_vat or 0.0, 2), -(c.tokens_per_second or 0)))
         faster = fastest if (fastest.card_id != best.card_id and fastest.hours is not None and best.hours
                              and fastest.hours < best.hours / 1.5) else None
         return Recommendation(card=best, reason="lowest_total_cost", faster=faster)
@@ -329,7 +329,8 @@ def budget_plan(budget_usd: float, card: CardFit, *, period: str = "total") -> B
     hourly = card.price_usd_hour_with_vat * card.gpus
     hours = budget_usd / hourly
     tokens = hours * 3600 * (card.tokens_per_second or 0)
-    plan = BudgetPlan(budget_usd=budget_usd, period=period if period in ("total", "month", "run") else "total",
+    known = cast(BudgetPeriod, period if period in ("total", "month", "run") else "total")
+    plan = BudgetPlan(budget_usd=budget_usd, period=known,
                       card_id=card.card_id, card_name=card.name, gpus=card.gpus, hours=hours, tokens=tokens,
                       tiny=hours < TINY_BUDGET_HOURS)
     if card.cost_usd_with_vat is not None:

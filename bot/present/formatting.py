@@ -34,7 +34,7 @@ def number(value: float, lang: str, decimals: int = 1) -> str:
         text = text.rstrip("0").rstrip(".")
     whole, _, fraction = text.partition(".")
     if style.group_from_digits and len(whole) >= style.group_from_digits:
-        groups = []
+        groups: List[str] = []
         while len(whole) > 3:
             whole, groups = whole[:-3], [whole[-3:]] + groups
         whole = style.thousands.join([whole] + groups)

@@ -85,7 +85,7 @@ def _patterns() -> Tuple[Tuple[str, Pattern[str]], ...]:
 
 
 def _hits(folded: str) -> List[_Hit]:
-    hits = []
+    hits: List[_Hit] = []
     for kind, pattern in _patterns():
         hits.extend(_Hit(kind, m.start(), m.end()) for m in pattern.finditer(folded))
     return sorted(hits, key=lambda h: (h.start, -h.end))

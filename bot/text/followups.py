@@ -89,13 +89,13 @@ def read_followup(text: str, kb) -> FollowUp:
     while i < len(tokens):
         length, card = cards.longest_at(tokens, i)
         ends_cleanly = i + length >= len(tokens) or not (tokens[i + length].glued and tokens[i + length].is_number)
-        if length and ends_cleanly:
+        if length and ends_cleanly and card is not None:  # a matched phrase always has its label
             if card not in named:
                 named.append(card)
             i += length
             continue
         length, kind = kinds.longest_at(tokens, i)
-        if length:
+        if length and kind is not None:
             found_kinds.append(kind)
         i += max(length, 1)
     kind = min(found_kinds, key=KINDS.index) if found_kinds else None

@@ -315,7 +315,7 @@ def apply_rewrites(tokens: List[Token], lexicon: Lexicon) -> List[Token]:
     i = 0
     while i < len(tokens):
         length, replacement = table.longest_at(tokens, i)
-        if length:
+        if length and replacement is not None:  # a matched phrase always has its replacement
             first, last = tokens[i], tokens[i + length - 1]
             out.append(Token(replacement, first.start, last.end, first.glued))
             i += length
