@@ -96,6 +96,14 @@ def test_checks_catch_a_missing_estimate_handoff_and_ticket():
     assert any("none of" in p for p in problems)
 
 
+def _copied(message: str, training) -> bool:
+    """Greetings and thanks («مرسی خیلی کمک کرد», "çok teşekkürler") are what everybody writes: only a sentence of
+    five words or more (words with a letter or digit; an emoji is not one) found in the training data says that the
+    set was copied from."""
+    words = [word for word in message.split() if any(ch.isalnum() for ch in word)]
+    return len(words) >= 5 and _comparable(message) in training
+
+
 def test_no_blind_user_message_is_in_the_training_data():
     """The blind set (tests/blind/, bench/blind_eval.py) measures only while nothing of it is trained on."""
     from bench.blind_eval import load_blind
@@ -103,8 +111,17 @@ def test_no_blind_user_message_is_in_the_training_data():
     training = _training_messages()
     blind = [c for lang in LANGUAGES for c in load_blind(lang)]
     assert len(blind) >= 120  # issue 21: at least 60 conversations per language
-    # Greetings, thanks and one-word answers ("lora", «ممنون») are what everybody writes: only a sentence of four
-    # words or more found in the training data says that the set was copied from.
-    leaked = [(c.id, t.user) for c in blind for t in c.turns
-              if len(t.user.split()) >= 4 and _comparable(t.user) in training]
+    leaked = [(c.id, t.user) for c in blind for t in c.turns if _copied(t.user, training)]
     assert not leaked, f"blind messages found in data/nlu: {leaked}"
+
+
+def test_no_studied_blind_message_is_in_the_training_data():
+    """A studied set's failure classes are fixed with sentences of our own, never by training on its sentences."""
+    training = _training_messages()
+    studied = sorted((ROOT / "tests" / "blind" / "studied").glob("round*-*.yml"))
+    assert len(studied) >= 4  # sets 1 and 2, both languages
+    copied = [(path.name, turn["user"]) for path in studied
+              for item in yaml.safe_load(path.read_text(encoding="utf-8"))["conversations"]
+              for turn in item["turns"]
+              if _copied(str(turn["user"]), training)]
+    assert not copied, f"studied blind messages found in data/nlu: {copied}"

@@ -28,10 +28,11 @@ from rasa.shared.nlu.training_data.message import Message
 
 from actions.handoff import contact_in_sentence
 from bot.assistant.components.language_normalizer import DETECTED_LANGUAGE, IntentGuard, is_keyboard_mash
-from bot.assistant.components.tokenizer import (RASA_PUNCTUATION, LinearWhitespaceTokenizer, blank_punctuation,
-                                                blank_punctuation_in_one_pass)
+from bot.assistant.components.tokenizer import (FEATURIZED_WORD_CHARS, RASA_PUNCTUATION, LinearWhitespaceTokenizer,
+                                                blank_punctuation, blank_punctuation_in_one_pass)
 from bot.text.language import detect_language
 from bot.text.normalize import fold, normalize
+from bot.text.numbers import READ_TOKENS
 from bot.text.parse import ParsedValues, parse_values
 from bot.text.questions import card_size_gb, is_question
 from bot.text.replies import declines_contact
@@ -233,7 +234,20 @@ def test_tokenizer_gives_rasas_tokens(family):
     message = Message({"text": FAMILIES[family](600)})
     ours = LinearWhitespaceTokenizer(LinearWhitespaceTokenizer.get_default_config()).tokenize(message, "text")
     rasas = WhitespaceTokenizer(WhitespaceTokenizer.get_default_config()).tokenize(message, "text")
-    assert [(t.text, t.start, t.end) for t in ours] == [(t.text, t.start, t.end) for t in rasas]
+    # Rasa's tokens, then the two reading limits: the first READ_TOKENS words, each cut to FEATURIZED_WORD_CHARS
+    expected = [(t.text[:FEATURIZED_WORD_CHARS], t.start, t.end) for t in rasas[:READ_TOKENS]]
+    assert [(t.text, t.start, t.end) for t in ours] == expected
+    assert [t.lemma for t in ours] == [text for text, _, _ in expected]
+
+
+def test_a_message_is_featurized_from_its_first_words_and_word_starts_only():
+    words = [f"w{n}" for n in range(READ_TOKENS + 50)]
+    long_word = "5-" * 2000 + "5"
+    tokens = LinearWhitespaceTokenizer(LinearWhitespaceTokenizer.get_default_config()).tokenize(
+        Message({"text": " ".join([long_word] + words)}), "text")
+    assert len(tokens) == READ_TOKENS
+    assert tokens[0].text == long_word[:FEATURIZED_WORD_CHARS] and tokens[0].end == len(long_word)
+    assert tokens[-1].text == words[READ_TOKENS - 2]
 
 
 @pytest.mark.parametrize("family", FAMILY_NAMES)

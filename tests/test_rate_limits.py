@@ -8,6 +8,7 @@ an address of its own.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import urllib.error
@@ -132,8 +133,13 @@ class Client:
         return "\n".join(r.get("text") or "" for r in reply)
 
 
+_ADDRESSES = itertools.count(1)
+
+
 def _address() -> str:
-    return f"198.51.100.{uuid.uuid4().int % 250 + 1}"
+    """A client address no other test of the session has used: a shared one would find its bucket drained."""
+    n = next(_ADDRESSES)
+    return f"198.51.{100 + n // 250}.{n % 250 + 1}"
 
 
 @pytest.mark.parametrize("lang, greeting, other_language", [

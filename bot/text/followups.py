@@ -14,7 +14,7 @@ from typing import Dict, List, Optional, Tuple
 from bot.knowledge import parse_file
 from bot.knowledge.schemas import FollowupWords
 from bot.text.normalize import fold
-from bot.text.numbers import PhraseTable, tokenize
+from bot.text.numbers import READ_TOKENS, PhraseTable, tokenize
 
 FOLLOWUPS_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "followups.yml"
 KINDS = ("gpu_count", "hours", "why", "cheaper", "faster", "better")
@@ -58,7 +58,7 @@ def _other_workload_table() -> PhraseTable:
 
 def names_other_workload(text: str) -> bool:
     """The message names image or vision work ("train an image model on our photos")."""
-    tokens = tokenize(fold(text or ""))
+    tokens = tokenize(fold(text or ""), READ_TOKENS)
     table = _other_workload_table()
     return any(table.longest_at(tokens, i)[0] for i in range(len(tokens)))
 
@@ -81,7 +81,7 @@ def _card_table(kb) -> PhraseTable:
 
 
 def read_followup(text: str, kb) -> FollowUp:
-    tokens = tokenize(fold(text or ""))
+    tokens = tokenize(fold(text or ""), READ_TOKENS)
     kinds, cards = _kind_table(), _card_table(kb)
     found_kinds: List[str] = []
     named: List[str] = []

@@ -27,6 +27,12 @@ from rasa.nlu.tokenizers.tokenizer import Token
 from rasa.nlu.tokenizers.whitespace_tokenizer import WhitespaceTokenizer
 from rasa.shared.nlu.training_data.message import Message
 
+from bot.text.numbers import READ_TOKENS
+
+# The longest word of the training data has 18 characters («مقرون‌به‌صرفه‌ترین», "çalıştırılabiliyor"); a Hugging
+# Face id such as "allenai/OLMo-2-1124-13B-Instruct" is split at "/" and "-" well before 40.
+FEATURIZED_WORD_CHARS = 40
+
 # The pattern of rasa/nlu/tokenizers/whitespace_tokenizer.py (Rasa 3.6.21), kept to compare with (tests, bench).
 RASA_PUNCTUATION = regex.compile(
     r"[^\w#@&]+(?=\s|$)|"
@@ -153,7 +159,15 @@ class LinearWhitespaceTokenizer(WhitespaceTokenizer):
         text = message.get(attribute)
         # From here on as in Rasa 3.6.21's WhitespaceTokenizer.tokenize.
         words = [self.remove_emoji(w) for w in blank_punctuation(text).split()]
-        words = [w for w in words if w]
+        # Only the first READ_TOKENS words are featurized and classified (bot/text/numbers.py says why); no
+        # training message comes near it, so the trained model does not change.
+        words = [w for w in words if w][:READ_TOKENS]
         if not words:
             words = [text]  # everything removed (":)"): the whole text is one token
-        return self._apply_token_pattern(self._convert_words_to_tokens(words, text))
+        tokens = self._apply_token_pattern(self._convert_words_to_tokens(words, text))
+        for token in tokens:
+            # A word longer than any word people write ("5-5-5-…" over 4,000 characters) gave the char n-gram
+            # featurizer 12,000 n-grams to count (80 ms); its first FEATURIZED_WORD_CHARS say all a classifier can use.
+            token.text = token.text[:FEATURIZED_WORD_CHARS]
+            token.lemma = token.lemma[:FEATURIZED_WORD_CHARS]  # what the featurizers read (use_lemma)
+        return tokens

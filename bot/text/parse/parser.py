@@ -5,7 +5,7 @@ from dataclasses import replace
 from typing import Dict, List, Optional, Tuple
 
 from bot.text.normalize import fold
-from bot.text.numbers import Lexicon, Token, apply_rewrites, load_lexicon, tokenize
+from bot.text.numbers import READ_TOKENS, Lexicon, Token, apply_rewrites, load_lexicon, read_part, tokenize
 from bot.text.parse.meaning import QuantityMeaning
 from bot.text.parse.model_names import _default_kb, _kb_family_words, _name_words, _strip_name_suffixes
 from bot.text.parse.model_reader import ModelReader
@@ -21,7 +21,8 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
         self.kb = kb
         self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
         self.folded = _split_gpu_count(fold(text))
-        tokens = _strip_name_suffixes(apply_rewrites(tokenize(self.folded), lexicon), lexicon, _name_words(kb))
+        read = apply_rewrites(tokenize(self.folded, READ_TOKENS), lexicon)
+        tokens = _strip_name_suffixes(read, lexicon, _name_words(kb))
         families = {**_kb_family_words(kb), **lexicon.model_families}
         self.tokens: List[Token] = [replace(t, text=families.get(t.text, t.text)) for t in tokens]
         self.n = len(self.tokens)
@@ -99,6 +100,7 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
     if not text or not text.strip():
         return ParsedValues()
     text, config = split_pasted_config(text)
+    text = read_part(text)
     parsed = _Parser(text, kb if kb is not None else _default_kb(), expected, lexicon or load_lexicon()).run() \
         if text.strip() else ParsedValues()
     if config is not None:
