@@ -54,7 +54,8 @@ class Token:
 
 
 def tokenize(folded: str, limit: Optional[int] = None) -> List[Token]:
-    """The tokens of ``folded``; with ``limit``, only its first ``limit`` tokens (the text after them is not scanned)."""
+    """The tokens of ``folded``; with ``limit``, only its first ``limit`` tokens (the text after them is not
+    scanned)."""
     tokens: List[Token] = []
     previous_end = -1
     for match in islice(_TOKEN_RE.finditer(folded), limit):
