@@ -31,12 +31,13 @@ def requested_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
 
 def card_facts(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
     """One line per catalogue card: memory, hourly price without and with VAT, and what it is typically used for."""
-    from bot.present.formatting import _vat_price, money
+    from bot.advisor.vat import price_with_vat
+    from bot.present.formatting import money
 
     cards = {card.id: card for card in kb.gpus}
     return [kb.text("compare_card_facts", lang, card=card.name, vram=money(card.vram_gb, lang, whole_if_round=True),
                     price=money(card.price_usd_hour, lang),
-                    price_vat=money(_vat_price(card.price_usd_hour, kb.pricing.vat_rate), lang),
+                    price_vat=money(price_with_vat(card.price_usd_hour, kb.pricing.vat_rate, to_cent=True), lang),
                     use=getattr(card.typical_use, lang, card.typical_use.fa))
             for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
 

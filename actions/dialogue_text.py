@@ -9,8 +9,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
-import yaml
-from pydantic import BaseModel, validator
+from bot.knowledge import BilingualText, parse_file
+from bot.knowledge.schemas import DialogueTexts
 
 ROOT = Path(__file__).resolve().parents[1]
 DIALOGUE_TEXTS = ROOT / "knowledge" / "dialogue.yml"
@@ -18,21 +18,13 @@ LANGS = ("fa", "tr")
 FORM_SLOTS = ("model", "method", "seq_len", "budget")
 
 
-class Text(BaseModel):
-    fa: str
-    tr: str
-
-    @validator("fa", "tr")
-    def _not_empty(cls, value: str) -> str:  # noqa: N805 (pydantic validator)
-        if not value.strip():
-            raise ValueError("empty text")
-        return value
+Text = BilingualText  # the one text model of the knowledge layer (bot/knowledge/texts.py)
 
 
 @lru_cache(maxsize=1)
 def dialogue_texts() -> Dict[str, Text]:
-    data = yaml.safe_load(DIALOGUE_TEXTS.read_text(encoding="utf-8")) or {}
-    return {key: Text(**value) for key, value in data.items()}
+    """knowledge/dialogue.yml by key (schema: bot/knowledge/schemas.py DialogueTexts)."""
+    return parse_file(DialogueTexts, DIALOGUE_TEXTS).__root__
 
 
 def text(key: str, lang: str, **params: Any) -> str:

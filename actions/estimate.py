@@ -1,4 +1,4 @@
-"""action_estimate: slots -> bot.advisor.advice.advise -> the rendered answer, the chart and the estimate_summary slot."""
+"""action_estimate: slots -> bot.advisor.advice.advise -> the rendered answer, the chart, the estimate_summary slot."""
 from __future__ import annotations
 
 import asyncio

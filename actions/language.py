@@ -1,7 +1,7 @@
 """action_validate_slot_mappings: language, failed-turn counter and pending offer, after every message.
 
-The NLU component bot.assistant.components.LanguageNormalizer puts ``detected_language`` into the parse data. Setting the
-slot here (before any other action runs) is what makes that turn's responses come out in the right language:
+The NLU component bot.assistant.components.LanguageNormalizer puts ``detected_language`` into the parse data. Setting
+the slot here (before any other action runs) is what makes that turn's responses come out in the right language:
 a slot set inside an action does not affect the responses of that same action (notes §0.9).
 
 ``pending_offer`` says whether the bot's previous turn offered a person or a quote, so that a typed "yes" / "evet" /

@@ -2,8 +2,9 @@
 
 Each FAQ intent needs the same rules (answer it; answer it inside a form, then resume that form), and so does
 each chit-chat intent. Both forms are covered: estimate_form, and handoff_form (a question asked while the bot waits
-for the KVKK consent or the contact is answered, then the consent/contact question comes again). Writing 2 x 25 near-identical rules by hand is how rule files rot (rasa-demo's forms.yml),
-so they are generated from the intents in domain/core.yml. tests/test_domain.py fails when the file is stale.
+for the KVKK consent or the contact is answered, then the consent/contact question comes again). Writing 2 x 25
+near-identical rules by hand is how rule files rot (rasa-demo's forms.yml), so they are generated from the intents
+in domain/core.yml. tests/test_domain.py fails when the file is stale.
 
     .venv/bin/python -m actions.rulegen          # rewrite the file
 """

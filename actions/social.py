@@ -14,23 +14,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Text
 
-import yaml
 from rasa_sdk import Action, Tracker
 from rasa_sdk.executor import CollectingDispatcher
 
 from actions.common import conversation_language
+from bot.knowledge import read_yaml, validate
+from bot.knowledge.schemas import SocialFile
 
 SOCIAL_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "social.yml"
 
 
 @lru_cache(maxsize=1)
 def _table() -> Dict[str, Dict[str, List[dict]]]:
-    data = yaml.safe_load(SOCIAL_FILE.read_text(encoding="utf-8"))
-    for kind in ("greetings", "wishes"):
-        for lang in ("fa", "tr"):
-            entries = data[kind][lang]
-            if not entries or any(not e.get("says") or not e.get("reply") for e in entries):
-                raise ValueError(f"{SOCIAL_FILE}: {kind}.{lang} needs entries with says and reply")
+    data = read_yaml(SOCIAL_FILE)
+    validate(SocialFile, data, SOCIAL_FILE)  # fa and tr entries, each with what is said and the reply
     return data
 
 

@@ -50,8 +50,8 @@ def write_results():
              "| what | median | mean | min | target |", "|---|---|---|---|---|"]
     for label, (median, mean, low, target) in FIGURES.items():
         lines.append(f"| {label} | {median} | {mean} | {low} | {target} |")
-    lines += ["", "Targets are checked on the median: on a shared 2-core machine the mean carries the scheduler's outliers.",
-              ""]
+    lines += ["", "Targets are checked on the median: on a shared 2-core machine the mean carries the scheduler's "
+              "outliers.", ""]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines), "utf-8")
 

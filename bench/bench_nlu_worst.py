@@ -9,9 +9,9 @@ both featurizers, classifier, fallback, IntentGuard) through Rasa's Agent, `bot.
 `bot.privacy.mask_pii`. A message's time is the CPU time the process spent on it (time.process_time: on a
 machine shared with other work the wall clock measures that work too; Rasa answers one message at a time on one
 thread, so on a machine of its own its wall time is this CPU time), the fastest of its repeats (the slower runs
-measure cache misses the other work caused; the family "unknown model names" draws new names for every repeat, so the parser's name
-cache never answers); each family reports its worst message and the median of its messages. Target (issue 20):
-no message up to the limit over 50 ms in the NLU pipeline.
+measure cache misses the other work caused; the family "unknown model names" draws new names for every repeat, so
+the parser's name cache never answers); each family reports its worst message and the median of its messages.
+Target (issue 20): no message up to the limit over 50 ms in the NLU pipeline.
 
 Also times Rasa's own WhitespaceTokenizer pattern against bot.assistant.components.tokenizer on the punctuation
 families (the pattern config.yml used before). Writes bench/results/nlu_worst.md. Not a test.
@@ -129,8 +129,8 @@ def main() -> None:
     over = [row.split(" | ")[0][2:] for row in rows if "**over**" in row]
     lines = ["# The slowest messages up to the input limit (bench/bench_nlu_worst.py)", "",
              f"Each family of tests/adversarial.py at {', '.join(f'{n:,}' for n in LENGTHS)} characters; a "
-             f"message's time is the CPU time of the fastest of {args.repeats} runs; each cell: the worst message / the median "
-             f"message, in ms. A fixed pure-Python loop took {machine_speed_s():.2f} s "
+             f"message's time is the CPU time of the fastest of {args.repeats} runs; each cell: the worst message / "
+             f"the median message, in ms. A fixed pure-Python loop took {machine_speed_s():.2f} s "
              "(bench/results_io.machine_speed_s; the machine was shared with other work).", "",
              f"Target (issue 20): no message up to {LIMIT:,} characters over {TARGET_MS:.0f} ms in the NLU "
              f"pipeline. Worst: **{worst_nlu[0]:.0f} ms** ({worst_nlu[1]}); families over the target: "

@@ -343,7 +343,8 @@ def main() -> int:
         f"| CPU time per turn, Rasa + action server (alternating run): advisor all turns / advice turns / starter | "
         f"{cpu_per_turn['advisor']:.1f} / {cpu_per_turn['advisor advice']:.1f} / {cpu_per_turn['starter']:.1f} ms"
         f" | | |",
-        f"| p50 ratio advisor / starter, all turns | {statistics.median(advisor_all) / statistics.median(starter_all):.2f}x"
+        "| p50 ratio advisor / starter, all turns | "
+        f"{statistics.median(advisor_all) / statistics.median(starter_all):.2f}x"
         f" | | |",
         f"| closed-loop turns per second, one advisor instance ({args.clients} clients, {args.seconds:.0f} s) | "
         f"{throughput:.1f} | ≥ {TARGETS['throughput']:.0f} | {verdict(throughput >= TARGETS['throughput'])} |",

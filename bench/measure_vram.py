@@ -318,7 +318,8 @@ def main(argv=None) -> int:
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
     cases = []
     for cfg in configs:
-        label = f"{cfg['model']} {cfg['method']} seq {cfg['seq_len']} gc {'on' if cfg['gradient_checkpointing'] else 'off'}"
+        checkpointing = "on" if cfg["gradient_checkpointing"] else "off"
+        label = f"{cfg['model']} {cfg['method']} seq {cfg['seq_len']} gc {checkpointing}"
         try:
             proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cfg)], capture_output=True,
                                   text=True, timeout=args.timeout)

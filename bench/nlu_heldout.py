@@ -117,7 +117,8 @@ def main() -> int:
              "parsed by an NLU-only model per candidate trained on `data/nlu/*.yml`, with the normaliser, the fallback "
              "threshold and the IntentGuard. *Same action* counts `estimate` and `inform` as one (both start the "
              "estimate form with the message's values). Produced by `bench/nlu_heldout.py` on this 2-core machine.", "",
-             "| pipeline | language | messages | strict accuracy | same-action accuracy | parse p50 / p95 | NLU train |",
+             "| pipeline | language | messages | strict accuracy | same-action accuracy | parse p50 / p95 "
+             "| NLU train |",
              "|---|---|---|---|---|---|---|"]
     for name, result in results.items():
         for lang in LANGUAGES:

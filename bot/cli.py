@@ -1,14 +1,16 @@
 """`gpu-advisor`: the advisor on the command line.
 
     gpu-advisor estimate --model llama-3.1-8b --method qlora --seq-len 2048 [--budget 50]
-                         [--tokens 20M | --examples 5000 --avg-tokens 600 --epochs 3] [--gpus N] [--lang fa|tr|en] [--json]
+                         [--tokens 20M | --examples 5000 --avg-tokens 600 --epochs 3] [--gpus N]
+                         [--lang fa|tr|en] [--json]
     gpu-advisor estimate --config config.json --method lora --seq-len 2048   (a Hugging Face config.json)
     gpu-advisor estimate --plan plan.yaml            (a plan in the calibration schema; model may be a preset name)
     gpu-advisor estimate --cases cases.yaml --json   (replay calibration cases, one JSON object per line)
     gpu-advisor chart ... --out breakdown.png
 
 Start-up stays fast: this module imports only the standard library; pydantic, the knowledge base, matplotlib and
-the plug-in sub-commands (``bot.assistant.channels.telegram_cli``, ``bot.staff.cli``) are imported when a command needs them.
+the plug-in sub-commands (``bot.assistant.channels.telegram_cli``, ``bot.staff.cli``) are imported when a command
+needs them.
 Bad input exits with status 2 and one line naming the field.
 """
 from __future__ import annotations

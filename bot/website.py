@@ -32,9 +32,9 @@ _CHART_NAME = re.compile(r"^[A-Za-z0-9_.-]+\.png$")
 # Scripts only from this server (a second line of defence behind the widget's text-only rendering); the socket.io
 # connection may go to another host (Rasa), and charts are images from here. Framing: only the sites named in
 # ADVISOR_FRAME_ANCESTORS (default this site), against clickjacking (security review finding 16).
-CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
-                           "connect-src 'self' http: https: ws: wss:; object-src 'none'; base-uri 'none'; "
-                           "frame-ancestors {frame_ancestors}")
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; "
+                           "img-src 'self' data: http: https:; connect-src 'self' http: https: ws: wss:; "
+                           "object-src 'none'; base-uri 'none'; frame-ancestors {frame_ancestors}")
 
 
 def content_security_policy() -> str:

@@ -294,7 +294,8 @@ def start_cluster(database: str = "advisor_cluster_test", env: Optional[Dict[str
                 # machine-speed conversations from one address (tests/servers.py RELAXED_RATE_LIMITS)
                 "ADVISOR_RATE_LIMITS_FILE": str(ROOT / "tests" / "data" / "rate_limits_relaxed.yml"),
                 "BALANCER_REQUESTS_PER_10S": "100000",
-                "REDIS_PORT": str(relay.port if redis_relay else 6379), "REDIS_KEY_PREFIX": f"test{uuid.uuid4().hex[:8]}",
+                "REDIS_PORT": str(relay.port if redis_relay else 6379),
+                "REDIS_KEY_PREFIX": f"test{uuid.uuid4().hex[:8]}",
                 "RASA_TOKEN": f"tok{uuid.uuid4().hex[:12]}", "STAFF_TOKEN": f"staff{uuid.uuid4().hex[:12]}",
                 "ACTION_SERVER_TOKEN": uuid.uuid4().hex, "SOCKET_SESSION_SECRET": uuid.uuid4().hex,
                 "ADVISOR_CHART_DIR": str(directory / "charts"),

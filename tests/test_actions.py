@@ -88,8 +88,8 @@ async def run_form(text: str, slots: Optional[Dict[str, Any]] = None, **kwargs):
 
 
 async def test_all_values_in_one_persian_message():
-    values, dispatcher = await run_form("میخوام لاما ۳.۱ ۸ میلیارد رو با QLoRA و طول ۲۰۴۸ توکن آموزش بدم، بودجه ۵۰ دلار",
-                                        slots={"language": "fa"})
+    values, dispatcher = await run_form(
+        "میخوام لاما ۳.۱ ۸ میلیارد رو با QLoRA و طول ۲۰۴۸ توکن آموزش بدم، بودجه ۵۰ دلار", slots={"language": "fa"})
     assert values["model_id"] == "llama-3.1-8b"
     assert values["method"] == "qlora"
     assert values["seq_len"] == 2048
@@ -670,13 +670,15 @@ async def test_a_language_switch_repeats_the_previous_answer_in_the_new_language
     dispatcher = CollectingDispatcher()
     await ActionRepeatLastAnswer().run(dispatcher, tracker, DOMAIN)
     assert dispatcher.messages[0]["response"] == "utter_language_switched"
-    assert dispatcher.messages[1]["text"] == faq_text("prices_vat", "fa", public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
+    public_url = os.environ.get("ADVISOR_PUBLIC_URL")
+    assert dispatcher.messages[1]["text"] == faq_text("prices_vat", "fa", public_url=public_url)
 
 
 def test_a_complaint_opens_a_complaint_ticket_even_with_job_values():
     from actions.handoff import build_draft
 
-    events = [{"event": "user", "text": "faturada fazladan 20 saat var", "parse_data": {"intent": {"name": "complaint"}}},
+    events = [{"event": "user", "text": "faturada fazladan 20 saat var",
+               "parse_data": {"intent": {"name": "complaint"}}},
               {"event": "user", "text": "hayır", "parse_data": {"intent": {"name": "deny"}}}]
     tracker = Tracker("tester", {"language": "tr", "model_id": "llama-3.1-8b", "method": "lora"}, events[-1], events,
                       False, None, {}, "action_listen")

@@ -159,7 +159,8 @@ def test_estimate_does_not_import_heavy_packages():
 def test_start_up_time_is_reported():
     timings = {}
     for label, args in (("help", ["--help"]),
-                        ("estimate", ["estimate", "--model", "llama-3.1-8b", "--method", "qlora", "--seq-len", "2048"])):
+                        ("estimate",
+                         ["estimate", "--model", "llama-3.1-8b", "--method", "qlora", "--seq-len", "2048"])):
         best = float("inf")
         for _ in range(3):
             start = time.perf_counter()

@@ -1,6 +1,6 @@
 """Re-implemented public VRAM calculators (bench/compare_calculators.py) against the worked numbers
-of the project's research note vram-estimators.md §3 (the figures are quoted below), and the product claim that our estimator's median error
-on the published measurements is below each of them.
+of the project's research note vram-estimators.md §3 (the figures are quoted below), and the product claim that our
+estimator's median error on the published measurements is below each of them.
 """
 from __future__ import annotations
 

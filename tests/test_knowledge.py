@@ -252,10 +252,12 @@ def test_architecture_fields_of_the_new_families(kb):
     ("gemma-4-26b-a4b-it", "gemma-4-26b-a4b"), ("gpt-oss-20b", "gpt-oss-20b"), ("gpt oss 120b", "gpt-oss-120b"),
     ("oss 20b", "gpt-oss-20b"), ("llama 4 scout", "llama-4-scout"), ("scout", "llama-4-scout"),
     ("Llama-4-Scout-17B-16E-Instruct", "llama-4-scout"), ("maverick", "llama-4-maverick"),
-    ("mixtral 8x7b", "mixtral-8x7b"), ("Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"), ("mixtral 8 x 22b", "mixtral-8x22b"),
+    ("mixtral 8x7b", "mixtral-8x7b"), ("Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
+    ("mixtral 8 x 22b", "mixtral-8x22b"),
     ("میکسترال 8x7b", "mixtral-8x7b"), ("phi-4", "phi-4"), ("phi4", "phi-4"), ("Phi-4-mini-instruct", "phi-4-mini"),
-    ("DeepSeek-R1-Distill-Qwen-7B", "deepseek-r1-distill-qwen-7b"), ("deepseek r1 70b", "deepseek-r1-distill-llama-70b"),
-    ("r1 distill llama 8b", "deepseek-r1-distill-llama-8b"), ("DeepSeek-R1-Distill-Qwen-1.5B", "deepseek-r1-distill-qwen-1.5b"),
+    ("DeepSeek-R1-Distill-Qwen-7B", "deepseek-r1-distill-qwen-7b"),
+    ("deepseek r1 70b", "deepseek-r1-distill-llama-70b"), ("r1 distill llama 8b", "deepseek-r1-distill-llama-8b"),
+    ("DeepSeek-R1-Distill-Qwen-1.5B", "deepseek-r1-distill-qwen-1.5b"),
     ("mistral small 3.1", "mistral-small-3.1-24b"), ("Mistral-Small-3.2-24B-Instruct-2506", "mistral-small-3.2-24b"),
     ("magistral", "magistral-small"), ("Magistral-Small-2506", "magistral-small"), ("llama 3.3 70b", "llama-3.3-70b"),
     ("Llama-3.3-70B-Instruct", "llama-3.3-70b"), ("لاما ۳.۳ ۷۰ بی", "llama-3.3-70b"), ("qwen3 14b yi", "qwen3-14b"),
@@ -431,7 +433,7 @@ def test_faq_topic_needs_persian_and_turkish(knowledge_copy):
 def test_invalid_yaml_and_missing_file(knowledge_copy):
     (knowledge_copy / "pricing.yml").write_text("currency: [USD\n", "utf-8")
     error = _error(knowledge_copy)
-    assert error.file == "pricing.yml" and "invalid YAML" in error.reason
+    assert error.file == "knowledge/pricing.yml" and "invalid YAML" in error.reason
     (knowledge_copy / "pricing.yml").unlink()
     assert "not found" in _error(knowledge_copy).reason
 

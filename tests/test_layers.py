@@ -1,5 +1,6 @@
-"""The tree shows the architecture: the pure parts never load rasa, the advisor depends on nothing else of bot/, and
-every group of bot/ imports only the groups listed for it, with no cycle between groups.
+"""The tree shows the architecture: the pure parts never load rasa, the advisor depends on nothing else of bot/ but the
+knowledge layer (which depends on nothing of bot/), and every group of bot/ imports only the groups listed for it,
+with no cycle between groups.
 
 Checked two ways: importing the pure packages in a fresh interpreter (what really gets loaded, transitive imports
 included) and reading every import statement of bot/advisor, bot/text and bot/present (what the code asks for,
@@ -20,7 +21,9 @@ HEAVY = ("rasa", "rasa_sdk", "tensorflow", "sanic")
 
 # The pure groups: no rasa, no web framework, no I/O of their own (checked below).
 PURE = {
-    "advisor": set(),
+    # the knowledge layer: every knowledge/*.yml read and validated; every group may use it (added below)
+    "knowledge": set(),
+    "advisor": {"knowledge"},
     # privacy: the personal data masking (phonenumbers, stdnum, no rasa); text quotes a number masked when it is one
     "privacy": set(),
     "text": {"advisor", "privacy"},
@@ -42,6 +45,9 @@ ALLOWED = {
     "secret_files": set(),
     "launcher": set(),  # starts every server of `make run` and dies with its supervisor: imports nothing of bot/
 }
+for _group in ALLOWED:
+    if _group not in ("knowledge", "launcher"):
+        ALLOWED[_group] = ALLOWED[_group] | {"knowledge"}
 
 
 def _modules_of(group: str):

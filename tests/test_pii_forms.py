@@ -196,7 +196,8 @@ def card_forms() -> List[str]:
         v = luhn_complete(prefix, length)
         sep = RNG.choice([" ", "-", ".", NBSP, ""])
         shape = group(v, [4, 6, 5] if length == 15 else [4, 4, 4, 4], sep)
-        forms.append(RNG.choice(["", "kart ", "کارت ", "kart no: ", "شماره کارت "]) + script(shape, RNG.choice([0, 0, 1, 2])))
+        label = RNG.choice(["", "kart ", "کارت ", "kart no: ", "شماره کارت "])
+        forms.append(label + script(shape, RNG.choice([0, 0, 1, 2])))
     return forms
 
 

@@ -199,7 +199,8 @@ def test_recommendation_reasons():
     with_volume = _ranked(volume_tokens=1e8)
     total = recommend(with_volume, volume_known=True)
     assert total.reason == "lowest_total_cost"
-    assert total.card.cost_usd_with_vat == pytest.approx(min(c.cost_usd_with_vat for c in with_volume if c.status == "fits"), abs=0.01)
+    cheapest = min(c.cost_usd_with_vat for c in with_volume if c.status == "fits")
+    assert total.card.cost_usd_with_vat == pytest.approx(cheapest, abs=0.01)
     capped = recommend(cards, cap_usd_excl_vat=1.2)
     under = [c for c in cards if c.fitting and c.price_usd_hour <= 1.2]
     assert capped.reason == "fastest_under_cap"

@@ -183,7 +183,8 @@ def test_money_is_written_the_glossary_way(lang):
 
 
 def test_persian_list_lines_start_right_to_left():
-    for text in (render_advice(advice_for(model="llama-3.1-8b", method="full"), "fa"), render_advice(advice_for(), "fa")):
+    for text in (render_advice(advice_for(model="llama-3.1-8b", method="full"), "fa"),
+                 render_advice(advice_for(), "fa")):
         for line in text.split("\n"):
             if line and (line.lstrip(RLM)[0].isascii() or line.lstrip(RLM)[0] == "•"):
                 assert line.startswith(RLM), line  # "L4، RTX 4090 ... هم جا می‌شوند" too

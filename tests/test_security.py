@@ -109,7 +109,8 @@ def test_finding1_action_server_refuses_requests_without_the_secret(stack):
         assert b"ticket" not in answer
     assert http("GET", f"{url}/actions")[0] == 401  # the list of actions is no longer public
     # With the secret but as text/plain: refused too (only JSON content types).
-    status, _, _ = http("POST", f"{url}/webhook", body, {"Content-Type": "text/plain", ACTION_TOKEN_HEADER: ACTION_TOKEN})
+    status, _, _ = http("POST", f"{url}/webhook", body,
+                        {"Content-Type": "text/plain", ACTION_TOKEN_HEADER: ACTION_TOKEN})
     assert status == 415
     assert tickets_of(stack, sender) == []
     # The health check stays public; Rasa itself (which sends the secret) still runs actions: see the REST tests.
@@ -322,7 +323,8 @@ def test_finding4_9_client_metadata_cannot_mark_staff_or_change_the_channel(stac
 
 
 @pytest.mark.parametrize("raw", [b"", b"null", b"[1,2]", b'"hello"', b"5", b'{"sender": "x", "message": null}',
-                                 b'{"sender": "x", "message": 5}', b'{"message": "hi"}', b'{"sender": "", "message": "hi"}',
+                                 b'{"sender": "x", "message": 5}', b'{"message": "hi"}',
+                                 b'{"sender": "", "message": "hi"}',
                                  b'{"sender": "   ", "message": "hi"}', b'{"sender": "123456", "message": "hi"}',
                                  b'{"sender": "x", "message": ""}', b"\xff\xfe", b"[" * 5000])
 def test_finding11_12_malformed_rest_bodies_get_400_with_a_reason(stack, raw):
@@ -334,7 +336,8 @@ def test_finding11_12_malformed_rest_bodies_get_400_with_a_reason(stack, raw):
 # ---------------------------------------------------------------------------------------------- finding 6
 
 
-@pytest.mark.parametrize("lang, unit", [("fa", "سلام، یک سؤال درباره‌ی بودجه دارم. "), ("tr", "Merhaba, bütçem hakkında bir sorum var. ")])
+@pytest.mark.parametrize("lang, unit", [("fa", "سلام، یک سؤال درباره‌ی بودجه دارم. "),
+                                        ("tr", "Merhaba, bütçem hakkında bir sorum var. ")])
 def test_finding6_a_message_over_4000_characters_is_answered_in_the_users_language_and_not_stored(stack, lang, unit):
     sender = f"rt12-huge-{lang}-{uuid.uuid4().hex[:6]}"
     text = unit * (4100 // len(unit) + 1)

@@ -31,8 +31,8 @@ PERSIAN = re.compile(r"[\u0600-\u06FF]")
 PHONE = {"width": 390, "height": 844}
 SOCKETIO_CREDENTIALS = {
     "rest": None,
-    "bot.assistant.channels.socketio.SocketIOInput": {"user_message_evt": "user_uttered", "bot_message_evt": "bot_uttered",
-                                            "session_persistence": True},
+    "bot.assistant.channels.socketio.SocketIOInput": {"user_message_evt": "user_uttered",
+                                                      "bot_message_evt": "bot_uttered", "session_persistence": True},
 }
 MAX_FORM_TURNS = 5
 # A turn is over when no new bot message came for this long (several actions may answer one message).
@@ -408,7 +408,8 @@ def test_chat_page_cannot_be_framed_by_another_site(site, browser):
     import http.server
     import threading
 
-    evil_page = f'<!doctype html><iframe id="chat" src="{site["url"]}/?lang=tr" width="400" height="600"></iframe>'.encode()
+    evil_page = (f'<!doctype html><iframe id="chat" src="{site["url"]}/?lang=tr" width="400" height="600">'
+                 '</iframe>').encode()
 
     class Evil(http.server.BaseHTTPRequestHandler):
         def do_GET(self):

@@ -2,8 +2,8 @@
 
 ``advise(AdviceRequest(...))`` validates the values (bad ones raise :class:`bot.advisor.knowledge.InputError`, a
 ``ValueError`` carrying the field and a text key so the answer can be given in the user's language), builds the
-training plan with the documented defaults of :mod:`bot.advisor.plans`, estimates memory with :mod:`bot.advisor.estimator` and
-ranks the catalogue with :mod:`bot.advisor.recommend`.
+training plan with the documented defaults of :mod:`bot.advisor.plans`, estimates memory with
+:mod:`bot.advisor.estimator` and ranks the catalogue with :mod:`bot.advisor.recommend`.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from bot.advisor.recommend import BudgetPlan, BudgetVerdict, CardFit, MultiGpuPl
 from bot.advisor.schema import MAX_SEQ_LEN, STACK_IDS, LoraSpec, MemoryEstimate, ModelArch, TrainingPlan
 from bot.advisor.stack_choice import StackChoice, choose_layout, choose_stack
 from bot.advisor.throughput import volume_tokens as compute_volume
+from bot.advisor.vat import price_with_vat, price_without_vat
 
 METHODS = ("full", "lora", "qlora")
 
@@ -330,7 +331,7 @@ def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] 
     cap = None
     cap_excl = None
     if req.hourly_cap_usd is not None:
-        cap_excl = req.hourly_cap_usd / (1 + vat) if req.hourly_cap_includes_vat else req.hourly_cap_usd
+        cap_excl = price_without_vat(req.hourly_cap_usd, vat) if req.hourly_cap_includes_vat else req.hourly_cap_usd
     choice = recommend.recommend(cards, volume_known=volume is not None, unlimited=req.budget_unlimited,
                                  cap_usd_excl_vat=cap_excl)
     context = _VariantContext(plan=plan, preset=preset, kb=kb, vat=vat, volume=volume, cap_excl=cap_excl)
@@ -421,7 +422,7 @@ def _place(kind: str, variant: TrainingPlan, extra: dict, ctx: _VariantContext) 
     alt.card_id, alt.card_name = card.id, card.name
     alt.status = recommend.classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib)
     alt.price_usd_hour = card.price_usd_hour
-    alt.price_usd_hour_with_vat = card.price_usd_hour * (1 + ctx.vat)
+    alt.price_usd_hour_with_vat = price_with_vat(card.price_usd_hour, ctx.vat)
     if ctx.volume:
         from bot.advisor import throughput
         alt.cost_usd_with_vat = throughput.training_cost(variant, card, ctx.volume, ctx.vat).cost_usd_with_vat

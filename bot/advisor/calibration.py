@@ -29,11 +29,11 @@ import statistics
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional
 
-import yaml
-
 from bot.advisor.estimator import allocated_gib, estimate_memory, reserved_gib
 from bot.advisor.plans import plan_from_mapping
 from bot.advisor.schema import MemoryEstimate, ModelArch
+from bot.knowledge import parse_file, read_yaml, validate
+from bot.knowledge.schemas import CaseSettingsFile, VramCasesFile
 
 MEASURED_KINDS = ("allocated", "active", "reserved", "unknown", "boundary", "guidance")
 
@@ -50,16 +50,10 @@ _FAMILY_WORDS = (("codellama", "codellama"), ("mixtral", "mixtral"), ("gpt-oss",
 
 def load_cases(path) -> List[dict]:
     """The ``cases`` list of one calibration YAML file (each case needs ``id`` and ``plan``)."""
-    path = Path(path)
-    with path.open(encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
-    cases = data.get("cases") if isinstance(data, dict) else data
-    if not isinstance(cases, list):
-        raise ValueError(f"{path}: expected a list under 'cases'")
-    for i, case in enumerate(cases):
-        if not isinstance(case, dict) or "id" not in case or "plan" not in case:
-            raise ValueError(f"{path}: case #{i} needs 'id' and 'plan'")
-    return cases
+    data = read_yaml(path)
+    data = {"cases": data} if isinstance(data, list) else data  # a bare list of cases is a case file too
+    validate(VramCasesFile, data, path)  # each case needs an id and a plan; the error names file and case
+    return data["cases"]
 
 
 def _no_presets(name: str) -> ModelArch:
@@ -86,12 +80,7 @@ def error_pct(predicted: float, measured: float, kind: str) -> float:
 def load_case_settings(path) -> Dict[str, dict]:
     """Per-case settings the case schema cannot express (knowledge/calibration/case_settings.yaml):
     ``{case id: {TrainingPlan extension field: value}}``."""
-    with Path(path).open(encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
-    settings = data.get("settings") or {}
-    if not isinstance(settings, dict) or not all(isinstance(v, dict) for v in settings.values()):
-        raise ValueError(f"{path}: expected 'settings: {{case id: {{field: value}}}}'")
-    return settings
+    return parse_file(CaseSettingsFile, path).settings
 
 
 def evaluate_cases(cases: Iterable[dict],
@@ -158,7 +147,8 @@ def summary(rows: Iterable[dict], kinds: Optional[Iterable[str]] = None) -> dict
 
 def family_table(rows: List[dict]) -> str:
     """Per family: measured cases, median and worst |error| (guidance-grade cases counted apart)."""
-    lines = [f"{'family':<12} {'measured':>8} {'median|err|%':>13} {'max|err|%':>10} {'guidance':>9} {'median|err|%':>13}"]
+    lines = [f"{'family':<12} {'measured':>8} {'median|err|%':>13} {'max|err|%':>10} {'guidance':>9} "
+             f"{'median|err|%':>13}"]
     for family in sorted({r["family"] for r in rows}):
         mine = [r for r in rows if r["family"] == family]
         measured = summary(mine)

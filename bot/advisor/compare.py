@@ -129,7 +129,8 @@ def _result(kind: str, option: str, advice, kb: Knowledge) -> OptionResult:
             result.hours, result.cost_usd_with_vat = card.hours, card.cost_usd_with_vat
     elif advice.multi_gpu is not None:
         multi = advice.multi_gpu
-        result.card_id, result.card_name, result.status, result.gpus = multi.card_id, multi.name, multi.status, multi.count
+        result.card_id, result.card_name = multi.card_id, multi.name
+        result.status, result.gpus = multi.status, multi.count
         result.price_usd_hour = multi.price_usd_hour_total
         result.price_usd_hour_with_vat = multi.price_usd_hour_total_with_vat
         result.cost_per_million_tokens_usd = multi.cost_per_million_tokens_usd

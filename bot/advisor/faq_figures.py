@@ -7,12 +7,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Literal, Optional
 
-from pydantic import BaseModel, ValidationError, root_validator
+from pydantic import BaseModel, root_validator
 
 from bot.advisor import throughput
 from bot.advisor.estimator import estimate_memory
-from bot.advisor.knowledge import DEFAULT_ROOT, Knowledge, KnowledgeError, _read_yaml, load_knowledge
+from bot.advisor.knowledge import DEFAULT_ROOT, Knowledge, load_knowledge
 from bot.advisor.plans import default_plan
+from bot.advisor.vat import price_with_vat
+from bot.knowledge import parse_file
 
 Kind = Literal["memory", "ratio", "price", "hours_cost", "speedup", "saving_pct", "url"]
 
@@ -53,11 +55,7 @@ class FiguresFile(BaseModel):
 
 @lru_cache(maxsize=4)
 def load_figures(root: Path = DEFAULT_ROOT) -> Dict[str, Figure]:
-    try:
-        return FiguresFile.parse_obj(_read_yaml(Path(root) / "faq_figures.yml")).figures
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise KnowledgeError("knowledge/faq_figures.yml", ".".join(map(str, first["loc"])), first["msg"]) from None
+    return parse_file(FiguresFile, Path(root) / "faq_figures.yml").figures
 
 
 def _plan(kb: Knowledge, model: str, method: str, seq_len: int, micro_batch: int = 1):
@@ -76,11 +74,11 @@ def compute(figure: Figure, kb: Optional[Knowledge] = None) -> float:
         a = estimate_memory(_plan(kb, figure.model, figure.method_a, figure.seq_len)).per_gpu_gib
         b = estimate_memory(_plan(kb, figure.model, figure.method_b, figure.seq_len)).per_gpu_gib
         return a / b
-    vat = 1 + kb.pricing.vat_rate if figure.vat else 1.0
+    vat_rate = kb.pricing.vat_rate if figure.vat else 0.0
     if figure.kind == "price":
-        return round(kb.gpu(figure.card).price_usd_hour * vat, 2)
-    if figure.kind == "hours_cost":
-        return round(figure.hours * kb.gpu(figure.card).price_usd_hour * vat, 2)  # VAT on the total, as invoiced
+        return price_with_vat(kb.gpu(figure.card).price_usd_hour, vat_rate, to_cent=True)
+    if figure.kind == "hours_cost":  # VAT on the total, as invoiced
+        return price_with_vat(figure.hours * kb.gpu(figure.card).price_usd_hour, vat_rate, to_cent=True)
     plan = _plan(kb, figure.model, figure.method, figure.seq_len, figure.micro_batch)
     card_a, card_b = kb.gpu(figure.card_a), kb.gpu(figure.card_b)
     if figure.kind == "speedup":

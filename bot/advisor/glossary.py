@@ -6,9 +6,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List
 
-from pydantic import BaseModel, Field, ValidationError, validator
+from pydantic import BaseModel, Field, validator
 
-from bot.advisor.knowledge import DEFAULT_ROOT, KnowledgeError, _read_yaml
+from bot.advisor.knowledge import DEFAULT_ROOT
+from bot.knowledge import parse_file
 
 LANGS = ("fa", "tr", "en")
 
@@ -59,8 +60,4 @@ class Glossary(BaseModel):
 @lru_cache(maxsize=4)
 def load_glossary(root: Path = DEFAULT_ROOT) -> Glossary:
     path = Path(root) / "glossary.yml"
-    try:
-        return Glossary.parse_obj(_read_yaml(path))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise KnowledgeError("knowledge/glossary.yml", ".".join(map(str, first["loc"])), first["msg"]) from None
+    return parse_file(Glossary, path)

@@ -136,7 +136,8 @@ def _moe(cfg: Mapping[str, Any], layers: int, hidden: int, model_type: str) -> O
         raise _error("num_experts_per_tok", "config_bad_value",
                      f"num_experts_per_tok {top_k} is more than the {experts} experts", value=str(top_k))
     return MoESpec(experts=experts, experts_per_token=top_k, expert_intermediate=width, shared_experts=shared,
-                   shared_intermediate=shared_width, shared_expert_gate=model_type.startswith(("qwen2_moe", "qwen3_next", "qwen3_5")) and bool(shared),
+                   shared_intermediate=shared_width,
+                   shared_expert_gate=model_type.startswith(("qwen2_moe", "qwen3_next", "qwen3_5")) and bool(shared),
                    every=every, first_dense=first_dense,
                    router_bias=model_type == "gpt_oss", expert_bias=model_type == "gpt_oss",
                    expert_dtype="mxfp4" if mxfp4 else "bf16", dequantize_for_training=True)

@@ -6,7 +6,6 @@ start-up and never turns into a wrong answer.
 """
 from __future__ import annotations
 
-import re
 import string
 from functools import lru_cache
 from pathlib import Path
@@ -15,6 +14,10 @@ from typing import Any, Dict, Iterable, List, Literal, Optional, Tuple, Union
 from pydantic import BaseModel, Field, ValidationError, root_validator, validator
 
 from bot.advisor.schema import ModelArch
+from bot.advisor.vat import price_with_vat
+from bot.knowledge import KnowledgeError, LocalizedText, display_name, parse_file
+
+__all__ = ["KnowledgeError"]  # raised for a broken file; defined in the knowledge layer (bot/knowledge/files.py)
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "knowledge"
 RELEASED_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$"
@@ -22,14 +25,6 @@ LANGS = ("fa", "tr", "en")
 
 
 # ---------------------------------------------------------------------------------------------- errors
-
-
-class KnowledgeError(ValueError):
-    """A knowledge file is missing, unreadable or invalid."""
-
-    def __init__(self, file: str, field: str, reason: str):
-        self.file, self.field, self.reason = file, field, reason
-        super().__init__(f"{file}: {field}: {reason}")
 
 
 class InputError(ValueError):
@@ -264,7 +259,7 @@ class Pricing(_Strict):
     vat_rate: float = Field(..., ge=0, lt=1)
 
     def with_vat(self, usd: float) -> float:
-        return usd * (1 + self.vat_rate)
+        return price_with_vat(usd, self.vat_rate)
 
 
 class FaqTopic(Localized):
@@ -275,29 +270,7 @@ class FaqFile(_Strict):
     topics: Dict[str, FaqTopic] = {}
 
 
-_PLACEHOLDER = re.compile(r"\{(\w+)[^{}]*\}")
-
-
-class Text(_Strict):
-    fa: str
-    tr: str
-    en: str
-
-    _non_empty = validator("fa", "tr", "en", allow_reuse=True)(_non_empty)
-
-    @root_validator(skip_on_failure=True)
-    def _same_placeholders(cls, values):
-        # A placeholder missing in one language would silently drop a number from that answer.
-        sets = {lang: set(_PLACEHOLDER.findall(values[lang])) for lang in LANGS}
-        if len({frozenset(s) for s in sets.values()}) > 1:
-            raise ValueError("placeholders differ between languages: "
-                             + ", ".join(f"{k}={sorted(v)}" for k, v in sets.items()))
-        for lang in LANGS:
-            try:
-                list(string.Formatter().parse(values[lang]))
-            except ValueError as exc:
-                raise ValueError(f"{lang}: broken template: {exc}")
-        return values
+Text = LocalizedText  # the one text model of the knowledge layer (bot/knowledge/texts.py)
 
 
 class TextsFile(_Strict):
@@ -374,32 +347,8 @@ def count_params(arch) -> int:
     return _count(arch)
 
 
-def _read_yaml(path: Path) -> Any:
-    import yaml
-
-    try:
-        with path.open(encoding="utf-8") as handle:
-            # libyaml's loader parses the knowledge files ~10x faster (CLI start-up budget 0.5 s).
-            return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except FileNotFoundError:
-        raise KnowledgeError(path.name, "-", "file not found") from None
-    except yaml.YAMLError as exc:
-        raise KnowledgeError(path.name, "-", f"invalid YAML: {exc}") from None
-
-
-def _parse(model: type, path: Path, data: Any):
-    if not isinstance(data, dict):
-        raise KnowledgeError(_display(path), "-", "the file must hold a mapping")
-    try:
-        return model.parse_obj(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"] if part != "__root__") or "-"
-        raise KnowledgeError(_display(path), field, first["msg"]) from None
-
-
-def _display(path: Path) -> str:
-    return f"knowledge/{path.name}"
+# Each file is read and validated by the knowledge layer (bot/knowledge/files.py: parse_file, display_name).
+_display = display_name
 
 
 def _build_presets(models_file: ModelsFile) -> List[ModelPreset]:
@@ -416,20 +365,20 @@ def _build_presets(models_file: ModelsFile) -> List[ModelPreset]:
 
 @lru_cache(maxsize=8)
 def _load(root: Path) -> Knowledge:
-    gpus = _parse(GpusFile, root / "gpus.yml", _read_yaml(root / "gpus.yml"))
+    gpus = parse_file(GpusFile, root / "gpus.yml")
     models_path = root / "models.yml"
-    models = _parse(ModelsFile, models_path, _read_yaml(models_path))
+    models = parse_file(ModelsFile, models_path)
     try:
         presets = _build_presets(models)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise KnowledgeError(_display(models_path), ".".join(map(str, first["loc"])), first["msg"]) from None
-    pricing = _parse(Pricing, root / "pricing.yml", _read_yaml(root / "pricing.yml"))
+    pricing = parse_file(Pricing, root / "pricing.yml")
     faq_path = root / "faq.yml"
     # faq.yml is written by another part of the project; until it exists the FAQ is simply empty.
-    faq = _parse(FaqFile, faq_path, _read_yaml(faq_path)).topics if faq_path.exists() else {}
+    faq = parse_file(FaqFile, faq_path).topics if faq_path.exists() else {}
     texts_path = root / "texts.yml"
-    texts = _parse(TextsFile, texts_path, _read_yaml(texts_path)).texts if texts_path.exists() else {}
+    texts = parse_file(TextsFile, texts_path).texts if texts_path.exists() else {}
     known_classes = _known_perf_classes()
     for index, card in enumerate(gpus.gpus):
         if known_classes is not None and card.perf_class not in known_classes:

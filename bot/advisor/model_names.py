@@ -259,7 +259,7 @@ def _matched(tokens: Tuple[str, ...], kb: Knowledge) -> Tuple[Optional[ResolvedM
 
 def _closest(text: str, kb: Knowledge, limit: int = 3) -> List[str]:
     key = " ".join(_tokens(text, kb)) or text.lower()
-    names = {}
+    names: Dict[str, str] = {}
     for preset in kb.models:
         for name in [preset.id, preset.display, *preset.aliases]:
             names.setdefault(" ".join(_tokens(name, kb)), preset.id)

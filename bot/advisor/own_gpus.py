@@ -10,14 +10,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from pydantic import BaseModel, Field, ValidationError, validator
+from pydantic import BaseModel, Field, validator
 
 from bot.advisor import recommend
 from bot.advisor.advice import Advice, AdviceRequest, Alternative, _variant_plans, advise
 from bot.advisor.estimator import estimate_memory
-from bot.advisor.knowledge import (DEFAULT_ROOT, InputError, Knowledge, KnowledgeError, _read_yaml, duplicates,
+from bot.advisor.knowledge import (DEFAULT_ROOT, InputError, Knowledge, duplicates,
                                    load_knowledge, usable_within_marketed)
 from bot.advisor.plans import default_plan
+from bot.knowledge import parse_file
 
 CAPACITY_SEQ_LEN = 2048   # the length the form suggests; the capacity table is computed at it
 CAPACITY_METHODS = ("qlora", "lora")
@@ -57,11 +58,7 @@ class OwnGpusFile(BaseModel):
 @lru_cache(maxsize=4)
 def load_own_gpus(root: Path = DEFAULT_ROOT) -> List[OwnGpu]:
     path = Path(root) / "own_gpus.yml"
-    try:
-        return OwnGpusFile.parse_obj(_read_yaml(path)).cards
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise KnowledgeError("knowledge/own_gpus.yml", ".".join(map(str, first["loc"])), first["msg"]) from None
+    return parse_file(OwnGpusFile, path).cards
 
 
 def own_gpu(card_id: str) -> OwnGpu:

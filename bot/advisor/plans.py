@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from pydantic import ValidationError
 
@@ -42,7 +42,7 @@ def _default_lora(arch: ModelArch, moe_targets: str = DEFAULT_MOE_LORA_TARGETS) 
 
 def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
                  micro_batch: int = 1, moe_targets: str = DEFAULT_MOE_LORA_TARGETS,
-                 qlora_moe_experts: str = DEFAULT_QLORA_MOE_EXPERTS, stack: str = None,
+                 qlora_moe_experts: str = DEFAULT_QLORA_MOE_EXPERTS, stack: Optional[str] = None,
                  sharding: str = DEFAULT_MULTI_GPU_SHARDING) -> TrainingPlan:
     """The plan the advisor assumes when the user only gives model, method and sequence length (the MoE options
     only matter for a Mixture-of-Experts model)."""

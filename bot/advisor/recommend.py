@@ -15,12 +15,13 @@
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, cast
 
 from pydantic import BaseModel
 
 from bot.advisor import throughput
 from bot.advisor.schema import MemoryEstimate, TrainingPlan
+from bot.advisor.vat import price_with_vat
 
 # Under 10 % free memory a run is "tight": the estimate's own ±range and library versions can push it over
 # (seed article: "always run a short test before deciding").
@@ -123,7 +124,7 @@ def rank_cards(cards: Iterable, estimate: MemoryEstimate, *, plan: Optional[Trai
                       high_gib=estimate.high_gib,
                       headroom_gib=card.usable_gib - need, headroom_fraction=(card.usable_gib - need) / card.usable_gib,
                       status=status, gpus=gpus, price_usd_hour=card.price_usd_hour,
-                      price_usd_hour_with_vat=card.price_usd_hour * (1 + vat_rate))
+                      price_usd_hour_with_vat=price_with_vat(card.price_usd_hour, vat_rate))
         if plan is not None:
             fit.tokens_per_second = throughput.tokens_per_second(plan, card)
             fit.cost_per_million_tokens_usd = throughput.cost_per_million_tokens(plan, card)
@@ -200,12 +201,15 @@ def multi_gpu_plan(plan: TrainingPlan, cards: Sequence, estimate_fn: Callable[[T
             speed = throughput.tokens_per_second(sharded, card)
             option = MultiGpuPlan(
                 card_id=card.id, name=card.name, count=count, sharding=sharding, per_gpu_gib=estimate.per_gpu_gib,
-                high_gib=estimate.high_gib, usable_gib=card.usable_gib, status=status, price_usd_hour_total=count * card.price_usd_hour,
-                price_usd_hour_total_with_vat=count * card.price_usd_hour * (1 + vat_rate), tokens_per_second=speed,
+                high_gib=estimate.high_gib, usable_gib=card.usable_gib, status=status,
+                price_usd_hour_total=count * card.price_usd_hour,
+                price_usd_hour_total_with_vat=price_with_vat(count * card.price_usd_hour, vat_rate),
+                tokens_per_second=speed,
                 cost_per_million_tokens_usd=throughput.cost_per_million_tokens(sharded, card))
             if volume_tokens:
                 cost = throughput.training_cost(sharded, card, volume_tokens, vat_rate)
-                option.hours, option.cost_usd, option.cost_usd_with_vat = cost.hours, cost.cost_usd, cost.cost_usd_with_vat
+                option.hours, option.cost_usd = cost.hours, cost.cost_usd
+                option.cost_usd_with_vat = cost.cost_usd_with_vat
             options.append(option)
             break
     if not options:
@@ -282,7 +286,7 @@ def recommend(cards: Sequence[CardFit], *, volume_known: bool = False, unlimited
         return Recommendation(card=per_token, reason="lowest_per_token",
                               faster=fastest if fastest.card_id != per_token.card_id else None)
     if volume_known and all(c.cost_usd_with_vat is not None for c in pool):
-        best = min(pool, key=lambda c: (round(c.cost_usd_with_vat, 2), -(c.tokens_per_second or 0)))
+        best = min(pool, key=lambda c: (round(c.cost_usd_with_vat or 0.0, 2), -(c.tokens_per_second or 0)))
         faster = fastest if (fastest.card_id != best.card_id and fastest.hours is not None and best.hours
                              and fastest.hours < best.hours / 1.5) else None
         return Recommendation(card=best, reason="lowest_total_cost", faster=faster)
@@ -325,7 +329,8 @@ def budget_plan(budget_usd: float, card: CardFit, *, period: str = "total") -> B
     hourly = card.price_usd_hour_with_vat * card.gpus
     hours = budget_usd / hourly
     tokens = hours * 3600 * (card.tokens_per_second or 0)
-    plan = BudgetPlan(budget_usd=budget_usd, period=period if period in ("total", "month", "run") else "total",
+    known = cast(BudgetPeriod, period if period in ("total", "month", "run") else "total")
+    plan = BudgetPlan(budget_usd=budget_usd, period=known,
                       card_id=card.card_id, card_name=card.name, gpus=card.gpus, hours=hours, tokens=tokens,
                       tiny=hours < TINY_BUDGET_HOURS)
     if card.cost_usd_with_vat is not None:

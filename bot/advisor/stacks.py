@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Tuple, Union
 from pydantic import BaseModel, Field, root_validator, validator
 
 from bot.advisor.schema import STACK_IDS, CrossEntropy, MoeQloraExperts, TrainingPlan
+from bot.knowledge import LocalizedText, parse_file
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "stacks.yml"
 LANGS = ("fa", "tr", "en")
@@ -56,19 +57,7 @@ class Stack(_Strict):
         return v
 
 
-class StackText(_Strict):
-    fa: str
-    tr: str
-    en: str
-
-    @root_validator(skip_on_failure=True)
-    def _same_placeholders(cls, values):
-        import string
-
-        names = {lang: {f for _, f, _, _ in string.Formatter().parse(values[lang]) if f} for lang in LANGS}
-        if len({frozenset(v) for v in names.values()}) != 1:
-            raise ValueError(f"placeholders differ between languages: {names}")
-        return values
+StackText = LocalizedText  # the one text model of the knowledge layer (bot/knowledge/texts.py)
 
 
 class Stacks(_Strict):
@@ -109,16 +98,8 @@ class Stacks(_Strict):
 
 @lru_cache(maxsize=4)
 def load_stacks(path: Union[str, Path, None] = None) -> Stacks:
-    """knowledge/stacks.yml, validated (a bad file raises ValueError naming the problem)."""
-    import yaml
-
-    path = Path(path) if path is not None else DEFAULT_PATH
-    with open(path, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
-    try:
-        return Stacks(**data)
-    except Exception as exc:
-        raise ValueError(f"{path.name}: {exc}") from exc
+    """knowledge/stacks.yml, validated (a bad file raises KnowledgeError, a ValueError naming file and field)."""
+    return parse_file(Stacks, Path(path) if path is not None else DEFAULT_PATH)
 
 
 def stack(stack_id: Optional[str] = None) -> Stack:

@@ -39,6 +39,8 @@ from pydantic import BaseModel, validator
 
 from bot.advisor.architecture import active_params, head_dim, kind_counts
 from bot.advisor.schema import TrainingPlan
+from bot.advisor.vat import price_with_vat
+from bot.knowledge import parse_file
 
 
 class Utilisation(BaseModel):
@@ -79,10 +81,8 @@ class SpeedModel(BaseModel):
 
 @lru_cache(maxsize=4)
 def load_speed_model(path: Optional[Path] = None) -> SpeedModel:
-    import yaml
-
-    with open(path or MODEL_PATH, encoding="utf-8") as handle:
-        return SpeedModel(**yaml.safe_load(handle))
+    """knowledge/calibration/throughput_model.yml (or ``path``), validated by the knowledge layer."""
+    return parse_file(SpeedModel, path or MODEL_PATH)
 
 
 def _model() -> SpeedModel:
@@ -199,7 +199,7 @@ def training_cost(plan: TrainingPlan, card, tokens: float, vat_rate: float) -> T
     hours = tokens / speed / 3600
     cost = hours * plan.gpus * card.price_usd_hour
     return TrainingCost(card_id=card.id, gpus=plan.gpus, tokens=tokens, tokens_per_second=speed, hours=hours,
-                        gpu_hours=hours * plan.gpus, cost_usd=cost, cost_usd_with_vat=cost * (1 + vat_rate),
+                        gpu_hours=hours * plan.gpus, cost_usd=cost, cost_usd_with_vat=price_with_vat(cost, vat_rate),
                         estimated=is_estimated(plan, card))
 
 
@@ -210,7 +210,7 @@ def cost_per_million_tokens(plan: TrainingPlan, card) -> float:
 
 def tokens_for_budget(plan: TrainingPlan, card, budget_usd_with_vat: float, vat_rate: float) -> float:
     """How many training tokens a budget (VAT included) buys on this card."""
-    hourly = plan.gpus * card.price_usd_hour * (1 + vat_rate)
+    hourly = price_with_vat(plan.gpus * card.price_usd_hour, vat_rate)
     return budget_usd_with_vat / hourly * 3600 * tokens_per_second(plan, card)
 
 

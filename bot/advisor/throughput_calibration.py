@@ -17,11 +17,12 @@ REQUIRED = ("id", "source", "quote", "model", "method", "stack", "card", "gpus",
 
 def load_cases(path: Path = CASES_PATH) -> List[dict]:
     """The cases with their plans built; a case missing a field or with a bad value raises ValueError."""
-    import yaml
-
     from bot.advisor.knowledge import load_knowledge
+    from bot.knowledge import read_yaml, validate
+    from bot.knowledge.schemas import ThroughputCasesFile
 
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = read_yaml(path)
+    validate(ThroughputCasesFile, data, path)  # the file's shape; each case's fields are checked below
     kb = load_knowledge()
     extra = {name: ModelArch(**arch) for name, arch in (data.get("mpt") or {}).items()}
     cards = {card.id: card for card in kb.gpus}

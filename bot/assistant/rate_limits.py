@@ -19,24 +19,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Dict, Optional, Tuple
 
-import yaml
-from pydantic import BaseModel, confloat, conint
+from bot.knowledge import parse_file
+from bot.knowledge.schemas import Bucket, RateLimits
 
 LIMITS_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "rate_limits.yml"
 CLIENT_KEY = "client_key"  # metadata key the channels set (never taken from the client)
 
 
-class Bucket(BaseModel):
-    burst: conint(ge=1)
-    per_minute: confloat(gt=0)
-
-
-class Limits(BaseModel):
-    messages_per_conversation: Bucket
-    messages_per_address: Bucket
-    tickets_per_conversation: Bucket
-    tickets_per_address: Bucket
-    max_tracked_keys: conint(ge=100)
+Limits = RateLimits  # the file's schema (bot/knowledge/schemas.py)
 
 
 @lru_cache(maxsize=1)
@@ -44,7 +34,7 @@ def limits() -> Limits:
     """knowledge/rate_limits.yml, or the file named by ADVISOR_RATE_LIMITS_FILE (the test suite's servers get
     generous limits, tests/data/rate_limits_relaxed.yml; the rate-limit tests themselves use the product's)."""
     path = Path(os.environ.get("ADVISOR_RATE_LIMITS_FILE") or LIMITS_PATH)
-    return Limits.parse_obj(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return parse_file(Limits, path)
 
 
 class TokenBuckets:

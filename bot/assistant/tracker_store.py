@@ -81,7 +81,7 @@ _LOADED_ATTR = "_redacting_store_loaded"
 # The store of this process (Rasa creates one), for the actions that read the earlier conversation.
 _latest_store: Optional["weakref.ReferenceType[RedactingSQLTrackerStore]"] = None
 
-_CheckpointBase = declarative_base()
+_CheckpointBase: Any = declarative_base()  # SQLAlchemy 1.4's declarative base has no static type
 
 
 class TrackerCheckpoint(_CheckpointBase):
@@ -197,8 +197,11 @@ def _sqlite_write_ahead_log(connection: Any, _record: Any) -> None:
 class RedactingSQLTrackerStore(SQLTrackerStore):
     """SQLTrackerStore (SQLite or PostgreSQL) that writes only masked events and loads a bounded tracker."""
 
+    engine: Any  # set by SQLTrackerStore.__init__ (replaced below for SQLite); rasa leaves it without a type
+
     def __init__(self, domain: Optional[Domain] = None, dialect: Text = "sqlite", host: Optional[Text] = None,
-                 port: Optional[int] = None, db: Text = "rasa.db", username: Text = None, password: Text = None,
+                 port: Optional[int] = None, db: Text = "rasa.db", username: Optional[Text] = None,
+                 password: Optional[Text] = None,
                  event_broker: Optional[EventBroker] = None, login_db: Optional[Text] = None,
                  query: Optional[Dict] = None, keep_turns: int = DEFAULT_KEEP_TURNS, **kwargs: Any) -> None:
         if event_broker is not None:

@@ -1,32 +1,20 @@
-"""knowledge/dataset.yml, loaded once and validated (pydantic v1, like bot/advisor/knowledge.py)."""
+"""knowledge/dataset.yml, loaded once and validated by the knowledge layer (bot/knowledge/)."""
 from __future__ import annotations
 
 import os
-import string
 from functools import lru_cache
 from typing import Any, Dict, List, Optional
 
-import yaml
 from pydantic import BaseModel, root_validator, validator
 
 from bot.dataset.reader import ReadLimits
+from bot.knowledge import LocalizedText, parse_file
 
 KNOWLEDGE_FILE = os.path.join(os.path.dirname(__file__), "..", "..", "knowledge", "dataset.yml")
 LANGS = ("fa", "tr", "en")
 
 
-class Text(BaseModel):
-    fa: str
-    tr: str
-    en: str
-
-    @root_validator(skip_on_failure=True)
-    def same_placeholders(cls, values):
-        fields = {lang: {name for _, name, _, _ in string.Formatter().parse(values[lang]) if name}
-                  for lang in LANGS}
-        if len({frozenset(names) for names in fields.values()}) != 1:
-            raise ValueError(f"placeholders differ between languages: {fields}")
-        return values
+Text = LocalizedText  # the one text model of the knowledge layer (bot/knowledge/texts.py)
 
 
 class Limits(BaseModel):
@@ -94,6 +82,4 @@ class DatasetKnowledge(BaseModel):
 
 @lru_cache(maxsize=1)
 def load_dataset_knowledge(path: str = KNOWLEDGE_FILE) -> DatasetKnowledge:
-    with open(path, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
-    return DatasetKnowledge(**data)
+    return parse_file(DatasetKnowledge, path)

@@ -7,8 +7,9 @@ from typing import Dict, List, Optional
 
 from bot.advisor.glossary import load_glossary
 from bot.advisor.knowledge import Knowledge, load_knowledge
+from bot.advisor.vat import price_with_vat
 from bot.present import stack_lines
-from bot.present.formatting import (_check_lang, _list_line, _rtl_lines, _vat_price, duration, gb, money, names_list,
+from bot.present.formatting import (_check_lang, _list_line, _rtl_lines, duration, gb, money, names_list,
                                     number, tokens)
 
 TOP_CARDS = 4
@@ -56,7 +57,8 @@ def _card_line(rank: int, card, gpu, lang: str, kb: Knowledge, volume_known: boo
 
 def _multi_prices(multi, advice) -> Dict[str, float]:
     per_card = multi.price_usd_hour_total / multi.count
-    return {"price": multi.price_usd_hour_total, "price_vat": multi.count * _vat_price(per_card, advice.vat_rate)}
+    price_vat = multi.count * price_with_vat(per_card, advice.vat_rate, to_cent=True)
+    return {"price": multi.price_usd_hour_total, "price_vat": price_vat}
 
 
 def _speedup(fast, slow, lang: str) -> str:
@@ -72,7 +74,7 @@ def _lead(advice, lang: str, kb: Knowledge) -> List[str]:
     card = choice.card
     values = dict(card=card.name, vram=number(kb.gpu(card.card_id).vram_gb, lang, 0),
                   price=money(card.price_usd_hour * card.gpus, lang),
-                  price_vat=money(_vat_price(card.price_usd_hour, advice.vat_rate) * card.gpus, lang))
+                  price_vat=money(price_with_vat(card.price_usd_hour, advice.vat_rate, to_cent=True) * card.gpus, lang))
     if choice.reason == "lowest_total_cost":
         values.update(duration=duration(card.hours, lang, kb), cost_vat=money(card.cost_usd_with_vat, lang))
     if choice.reason == "lowest_per_token":
@@ -128,10 +130,10 @@ def _alternative_line(alt, advice, lang: str, kb: Knowledge) -> str:
     if alt.cost_usd_with_vat is not None:
         extra += kb.text("alternative_cost", lang, cost_vat=money(alt.cost_usd_with_vat, lang))
     if alt.kind == "multi_gpu":
-        per_card = alt.price_usd_hour / alt.count
+        per_card_vat = price_with_vat(alt.price_usd_hour / alt.count, advice.vat_rate, to_cent=True)
         return _list_line(kb.text("alternative_multi_line", lang, count=alt.count, card=alt.card_name,
                                   need=gb(alt.per_gpu_gib, lang), price=money(alt.price_usd_hour, lang),
-                                  price_vat=money(alt.count * _vat_price(per_card, advice.vat_rate), lang),
+                                  price_vat=money(alt.count * per_card_vat, lang),
                                   extra=extra), lang)
     if alt.status == "tight":
         extra += kb.text("alternative_tight", lang)
@@ -140,7 +142,7 @@ def _alternative_line(alt, advice, lang: str, kb: Knowledge) -> str:
     return _list_line(kb.text("alternative_line", lang, variant=variant_name(alt, lang, kb),
                               need=gb(alt.per_gpu_gib, lang), high=gb(alt.high_gib, lang), card=alt.card_name,
                               price=money(alt.price_usd_hour, lang),
-                              price_vat=money(_vat_price(alt.price_usd_hour, advice.vat_rate), lang),
+                              price_vat=money(price_with_vat(alt.price_usd_hour, advice.vat_rate, to_cent=True), lang),
                               extra=extra), lang)
 
 
@@ -167,7 +169,7 @@ def _cap_lines(advice, lang: str, kb: Knowledge) -> List[str]:
     if cap.cheapest_fitting is not None:
         card = cap.cheapest_fitting
         lines.append(kb.text("cap_none", lang, card=card.name, price=money(card.price_usd_hour, lang),
-                             price_vat=money(_vat_price(card.price_usd_hour, advice.vat_rate), lang)))
+                             price_vat=money(price_with_vat(card.price_usd_hour, advice.vat_rate, to_cent=True), lang)))
     else:
         lines.append(kb.text("cap_none_no_card", lang))
     if cap.fixes:
@@ -191,10 +193,10 @@ def _budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
         lines.append(kb.text("budget_tiny", lang, budget=budget, duration=duration(plan.hours, lang, kb), card=card,
                              tokens=tokens(plan.tokens, lang, kb)))
         if alt is not None:
-            hours = plan.budget_usd / _vat_price(alt.price_usd_hour, advice.vat_rate)
+            price_vat = price_with_vat(alt.price_usd_hour, advice.vat_rate, to_cent=True)
+            hours = plan.budget_usd / price_vat
             lines.append(kb.text("budget_tiny_alternative", lang, variant=variant_name(alt, lang, kb),
-                                 card=alt.card_name, price_vat=money(_vat_price(alt.price_usd_hour, advice.vat_rate),
-                                                                     lang),
+                                 card=alt.card_name, price_vat=money(price_vat, lang),
                                  duration=duration(hours, lang, kb)))
         return lines
     if plan.missing_usd:

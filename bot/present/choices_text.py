@@ -5,8 +5,9 @@ from typing import Dict, List, Optional
 
 from bot.advisor.glossary import load_glossary
 from bot.advisor.knowledge import Knowledge, load_knowledge
+from bot.advisor.vat import price_with_vat
 from bot.present.advice_text import variant_name
-from bot.present.formatting import _check_lang, _list_line, _rtl_lines, _vat_price, duration, gb, money, number
+from bot.present.formatting import _check_lang, _list_line, _rtl_lines, duration, gb, money, number
 
 # ---------------------------------------------------------------------------------------------- comparisons
 
@@ -137,7 +138,7 @@ def render_own_card(result, lang: str, kb: Optional[Knowledge] = None) -> str:
         lines.append(kb.text("own_card_cloud_job", lang, card=rec.name, vram=number(kb.gpu(rec.card_id).vram_gb, lang,
                                                                                     0),
                              price=money(rec.price_usd_hour, lang),
-                             price_vat=money(_vat_price(rec.price_usd_hour, advice.vat_rate), lang)))
+                             price_vat=money(price_with_vat(rec.price_usd_hour, advice.vat_rate, to_cent=True), lang)))
     elif advice.multi_gpu is not None:
         lines.append(kb.text("own_card_cloud_multi", lang, count=advice.multi_gpu.count, card=advice.multi_gpu.name))
     return _rtl_lines("\n".join(lines), lang)

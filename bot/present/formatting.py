@@ -34,7 +34,7 @@ def number(value: float, lang: str, decimals: int = 1) -> str:
         text = text.rstrip("0").rstrip(".")
     whole, _, fraction = text.partition(".")
     if style.group_from_digits and len(whole) >= style.group_from_digits:
-        groups = []
+        groups: List[str] = []
         while len(whole) > 3:
             whole, groups = whole[:-3], [whole[-3:]] + groups
         whole = style.thousands.join([whole] + groups)
@@ -92,10 +92,3 @@ def _rtl_lines(text: str, lang: str) -> str:
         return text
     return "\n".join(RLM + line if line and line[0] != RLM and (line[0].isascii() or line[0] == "•") else line
                      for line in text.split("\n"))
-
-
-def _vat_price(price: float, vat_rate: float) -> float:
-    """The hourly price with VAT as the customer sees it per GPU, rounded to the cent before any multiplication so
-    that n GPUs cost exactly n x the per-card price shown elsewhere (fa review §7: 8 x 11.99 = 95.92)."""
-    return round(price * (1 + vat_rate), 2)
-

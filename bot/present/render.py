@@ -44,7 +44,7 @@ def faq_text(topic: str, lang: str, kb: Optional[Knowledge] = None, public_url: 
         if "{" + name + "}" not in template:
             continue
         if figure.kind == "url":
-            values[name] = (public_url or DEFAULT_PUBLIC_URL).rstrip("/") + figure.path.replace("{lang}", lang)
+            values[name] = (public_url or DEFAULT_PUBLIC_URL).rstrip("/") + (figure.path or "").replace("{lang}", lang)
         elif figure.kind in ("price", "hours_cost"):
             values[name] = money(compute(figure, kb), lang)
         elif figure.kind == "saving_pct":

@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Pattern, Tuple
 
-import yaml
-
+from bot.knowledge import KnowledgeError, parse_file
+from bot.knowledge.schemas import PrivacyWords
 from bot.privacy.normalize import normalize_text
 
 WORDS_PATH = Path(__file__).resolve().parents[2] / "knowledge" / "privacy.yml"
@@ -34,7 +34,7 @@ _NUMBER = r"\d+(?:\s*[/\-]\s*\d+)?(?:[A-Za-z](?![\w]))?"
 _DISTRICT_CITY = re.compile(r"[\s,]*(?:\d{5}\s+)?[^\W\d_]+\s*/\s*[^\W\d_]+")
 
 
-class AddressWordsError(ValueError):
+class AddressWordsError(KnowledgeError):
     """knowledge/privacy.yml is missing a language or a list, or a list is empty."""
 
 
@@ -51,21 +51,12 @@ def _alternation(words: List[str]) -> str:
     return "(?:" + "|".join(parts) + ")"
 
 
-def _word_list(words: object, where: str) -> List[str]:
-    if not isinstance(words, list) or not words or not all(isinstance(w, str) and w.strip() for w in words):
-        raise AddressWordsError(f"{WORDS_PATH.name}: {where} must be a non-empty list of words")
-    return words
-
-
 def load_words(path: Path = WORDS_PATH) -> Dict[str, Dict[str, List[str]]]:
-    """knowledge/privacy.yml, checked: both languages have every list."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    for lang in LANGS:
-        for kind in KINDS:
-            _word_list((data.get(lang) or {}).get(kind), f"{lang}.{kind}")
-        for context in ("phone_words", "iban_words"):
-            _word_list((data.get(context) or {}).get(lang), f"{context}.{lang}")
-    return data
+    """knowledge/privacy.yml, checked (bot/knowledge/schemas.py PrivacyWords): both languages have every list."""
+    try:
+        return parse_file(PrivacyWords, path).dict()
+    except KnowledgeError as exc:
+        raise AddressWordsError(exc.file, exc.field, exc.reason) from None
 
 
 @lru_cache(maxsize=2)
@@ -94,7 +85,7 @@ def _patterns() -> Tuple[Tuple[str, Pattern[str]], ...]:
 
 
 def _hits(folded: str) -> List[_Hit]:
-    hits = []
+    hits: List[_Hit] = []
     for kind, pattern in _patterns():
         hits.extend(_Hit(kind, m.start(), m.end()) for m in pattern.finditer(folded))
     return sorted(hits, key=lambda h: (h.start, -h.end))

@@ -84,8 +84,8 @@ def phone_number(digits: str, international: bool, strict: bool = False) -> Opti
             return None
         # Not a number of the country its first digits name: a "+" typed before a national number ("+ 0532...",
         # "+ 532/...") still leaves a Turkish or Iranian number.
-    numbers = [(region, _parse(digits, region)) for region in HOME_REGIONS]
-    numbers = [(r, n) for r, n in numbers if n is not None and len(str(n.national_number)) == _HOME_NATIONAL_DIGITS]
+    parsed = [(region, _parse(digits, region)) for region in HOME_REGIONS]
+    numbers = [(r, n) for r, n in parsed if n is not None and len(str(n.national_number)) == _HOME_NATIONAL_DIGITS]
     for region, number in numbers:
         if phonenumbers.is_valid_number_for_region(number, region) and \
                 (digits.startswith("0") or phonenumbers.number_type(number) in _MOBILE_TYPES):

@@ -415,7 +415,8 @@ async def _act(request: web.Request, fn) -> web.Response:
     tid = normalize_ticket_id(request.match_info["id"])
     form = await request.post()
     try:
-        outcome = await asyncio.to_thread(fn, request.app[STORE_KEY], request.app[RASA_KEY], tid, form, _author(request))
+        outcome = await asyncio.to_thread(fn, request.app[STORE_KEY], request.app[RASA_KEY], tid, form,
+                                          _author(request))
     except TicketNotFound:
         raise web.HTTPNotFound(text="no such ticket")
     except (StoreUnavailable, *UNAVAILABLE):

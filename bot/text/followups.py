@@ -11,8 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-import yaml
-
+from bot.knowledge import parse_file
+from bot.knowledge.schemas import FollowupWords
 from bot.text.normalize import fold
 from bot.text.numbers import READ_TOKENS, PhraseTable, tokenize
 
@@ -29,9 +29,14 @@ class FollowUp:
 
 
 @lru_cache(maxsize=1)
+def _words() -> FollowupWords:
+    """knowledge/followups.yml, validated by the knowledge layer (schema: bot/knowledge/schemas.py)."""
+    return parse_file(FollowupWords, FOLLOWUPS_PATH)
+
+
+@lru_cache(maxsize=1)
 def _kind_table() -> PhraseTable:
-    data = yaml.safe_load(FOLLOWUPS_PATH.read_text(encoding="utf-8")) or {}
-    kinds: Dict[str, List[str]] = data.get("kinds") or {}
+    kinds: Dict[str, List[str]] = _words().kinds
     unknown = set(kinds) - set(KINDS)
     if unknown or not all(kinds.get(kind) for kind in KINDS):
         raise ValueError(f"{FOLLOWUPS_PATH}: kinds must be exactly {KINDS} (unknown: {sorted(unknown)})")
@@ -44,10 +49,7 @@ def _kind_table() -> PhraseTable:
 
 @lru_cache(maxsize=1)
 def _other_workload_table() -> PhraseTable:
-    data = yaml.safe_load(FOLLOWUPS_PATH.read_text(encoding="utf-8")) or {}
-    phrases = data.get("other_workload") or []
-    if not phrases:
-        raise ValueError(f"{FOLLOWUPS_PATH}: other_workload must list the words of image and vision work")
+    phrases = _words().other_workload  # the schema requires at least one
     table = PhraseTable()
     for phrase in phrases:
         table.add(fold(str(phrase)).split(), "other_workload")
@@ -87,13 +89,13 @@ def read_followup(text: str, kb) -> FollowUp:
     while i < len(tokens):
         length, card = cards.longest_at(tokens, i)
         ends_cleanly = i + length >= len(tokens) or not (tokens[i + length].glued and tokens[i + length].is_number)
-        if length and ends_cleanly:
+        if length and ends_cleanly and card is not None:  # a matched phrase always has its label
             if card not in named:
                 named.append(card)
             i += length
             continue
         length, kind = kinds.longest_at(tokens, i)
-        if length:
+        if length and kind is not None:
             found_kinds.append(kind)
         i += max(length, 1)
     kind = min(found_kinds, key=KINDS.index) if found_kinds else None

@@ -1,4 +1,4 @@
-"""Word lists, tokens and numbers shared by the parser (bot/text/parse.py) and the language detector (bot/text/language.py).
+"""Word lists, tokens and numbers shared by the parser (bot/text/parse/) and the language detector (text/language.py).
 
 The word lists live in knowledge/lexicon.yml; this module folds them exactly like user text
 (bot.text.normalize.fold) and compiles them into phrase patterns. Pure Python, reads one YAML file once.
@@ -54,7 +54,8 @@ class Token:
 
 
 def tokenize(folded: str, limit: Optional[int] = None) -> List[Token]:
-    """The tokens of ``folded``; with ``limit``, only its first ``limit`` tokens (the text after them is not scanned)."""
+    """The tokens of ``folded``; with ``limit``, only its first ``limit`` tokens (the text after them is not
+    scanned)."""
     tokens: List[Token] = []
     previous_end = -1
     for match in islice(_TOKEN_RE.finditer(folded), limit):
@@ -254,10 +255,11 @@ def _table(groups: Dict[str, Iterable], order: Iterable[str] | None = None) -> P
 
 @lru_cache(maxsize=4)
 def load_lexicon(path: str | None = None) -> Lexicon:
-    import yaml
+    from bot.knowledge import read_yaml, validate
+    from bot.knowledge.schemas import LexiconFile
 
-    with open(path or LEXICON_PATH, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
+    data = read_yaml(path or LEXICON_PATH)
+    validate(LexiconFile, data, path or LEXICON_PATH)  # the lists' shapes and fa/tr parity; the tables use data
     number_words: Dict[str, float] = {}
     for words in data["number_words"].values():
         for word, value in words.items():
@@ -331,7 +333,7 @@ def apply_rewrites(tokens: List[Token], lexicon: Lexicon) -> List[Token]:
     i = 0
     while i < len(tokens):
         length, replacement = table.longest_at(tokens, i)
-        if length:
+        if length and replacement is not None:  # a matched phrase always has its replacement
             first, last = tokens[i], tokens[i + length - 1]
             out.append(Token(replacement, first.start, last.end, first.glued))
             i += length

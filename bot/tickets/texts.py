@@ -5,7 +5,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-import yaml
+from bot.knowledge import read_yaml, validate
+from bot.knowledge.schemas import HandoffFile
 
 KNOWLEDGE_FILE = Path(__file__).resolve().parents[2] / "knowledge" / "handoff.yml"
 STAFF_LANGS = ("en", "fa", "tr")
@@ -14,18 +15,10 @@ CUSTOMER_LANGS = ("fa", "tr")
 
 @lru_cache(maxsize=1)
 def handoff_texts() -> Dict[str, Any]:
-    data = yaml.safe_load(KNOWLEDGE_FILE.read_text(encoding="utf-8"))
-    # Fail at start-up, not in front of a customer, when a language is missing.
-    english = data["staff"]["en"]
-    for lang in STAFF_LANGS:
-        labels = data["staff"].get(lang, {})
-        missing = set(english) - set(labels)
-        missing |= {f"fields.{name}" for name in set(english["fields"]) - set(labels.get("fields", {}))}
-        if missing:
-            raise ValueError(f"{KNOWLEDGE_FILE}: staff labels missing for {lang}: {sorted(missing)}")
-    for code, names in data["priority_reasons"].items():
-        if set(STAFF_LANGS) - set(names):
-            raise ValueError(f"{KNOWLEDGE_FILE}: priority reason {code} lacks a language")
+    """knowledge/handoff.yml as read, after its schema (bot/knowledge/schemas.py HandoffFile) found every language:
+    a missing one fails at start-up, not in front of a customer."""
+    data = read_yaml(KNOWLEDGE_FILE)
+    validate(HandoffFile, data, KNOWLEDGE_FILE)
     return data
 
 
@@ -137,7 +130,8 @@ def staff_value_lines(slots: Dict[str, Any], lang: str) -> List[Tuple[str, str]]
             continue
         rows.append((fields.get(key, key), value if isinstance(value, str) else _number(value, lang)
                      if isinstance(value, (int, float)) and not isinstance(value, bool)
-                     else words["answer_yes"] if value is True else words["answer_no"] if value is False else str(value)))
+                     else words["answer_yes"] if value is True
+                     else words["answer_no"] if value is False else str(value)))
     return rows
 
 

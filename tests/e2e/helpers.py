@@ -66,6 +66,11 @@ def card_name(card_id: str) -> str:
     return load_knowledge().gpu(card_id).name
 
 
+def names_a_card(text: str) -> bool:
+    """The reply names a catalogue card with a memory figure (an answer that recommends, not one that asks)."""
+    return "GB" in text and any(card.name in text for card in load_knowledge().gpus)
+
+
 def price_text(usd: float, lang: str) -> str:
     """Hourly price as render writes it: "0.74" in Persian, "0,74" in Turkish (the currency word follows it)."""
     from bot.present.render import money

@@ -11,7 +11,9 @@ pytestmark = pytest.mark.e2e
 
 
 def test_recommendation_line_and_dominated_cards_dropped(conversation):
-    check.check_recommendation_first(conversation, "fa", "می‌خواهم Llama 3.1 8B را با QLoRA و طول توالی 2048 فاین‌تیون کنم، بودجه‌ام 50 دلار است",
+    check.check_recommendation_first(conversation, "fa",
+                                     "می‌خواهم Llama 3.1 8B را با QLoRA و طول توالی 2048 "
+                                     "فاین‌تیون کنم، بودجه‌ام 50 دلار است",
                                      model="llama-3.1-8b", method="qlora", seq_len=2048, budget_usd=50)
 
 

@@ -11,7 +11,8 @@ pytestmark = pytest.mark.e2e
 
 
 def test_recommendation_line_and_dominated_cards_dropped(conversation):
-    check.check_recommendation_first(conversation, "tr", "Llama 3.1 8B'yi QLoRA ile 2048 token, 50 dolar bütçeyle eğitmek istiyorum",
+    check.check_recommendation_first(conversation, "tr",
+                                     "Llama 3.1 8B'yi QLoRA ile 2048 token, 50 dolar bütçeyle eğitmek istiyorum",
                                      model="llama-3.1-8b", method="qlora", seq_len=2048, budget_usd=50)
 
 

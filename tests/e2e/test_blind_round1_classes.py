@@ -13,16 +13,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.advisor.knowledge import load_knowledge
-from tests.e2e.helpers import assert_language, joined, tracker_slots
+from tests.e2e.helpers import assert_language, joined, names_a_card, tracker_slots
 
 pytestmark = pytest.mark.e2e
-
-CARDS = [card.name for card in load_knowledge().gpus]
-
-
-def names_a_card(text: str) -> bool:
-    return "GB" in text and any(name in text for name in CARDS)
 
 
 @pytest.mark.parametrize("lang,message,examples", [

@@ -255,7 +255,8 @@ def test_malformed_rest_bodies_get_a_4xx_through_the_balancer(cluster, body):
     assert 400 <= status < 500, (status, answer)
 
 
-@pytest.mark.parametrize("lang,text", [("fa", "بودجه " + "9" * 5000 + " دلار"), ("tr", "bütçem " + "9" * 5000 + " dolar"),
+@pytest.mark.parametrize("lang,text", [("fa", "بودجه " + "9" * 5000 + " دلار"),
+                                       ("tr", "bütçem " + "9" * 5000 + " dolar"),
                                        ("fa", "سلام " * 2000), ("tr", "merhaba " * 1000)])
 def test_huge_numbers_and_long_messages_are_answered_in_the_users_language(cluster, lang, text):
     who = sender()
@@ -298,8 +299,8 @@ def test_action_servers_stopped_or_hung_answered_within_10_s_then_the_conversati
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)  # accepts connections, never answers
     try:
-        # The form reads its values inside Rasa (bot/assistant/patches/in_process_actions.py): the sequence length is noted
-        # and the budget asked for during the outage as at any other time.
+        # The form reads its values inside Rasa (bot/assistant/patches/in_process_actions.py): the sequence length is
+        # noted and the budget asked for during the outage as at any other time.
         started = time.monotonic()
         noted = cluster.say(who, TURNS[lang][3])
         noted_s = time.monotonic() - started

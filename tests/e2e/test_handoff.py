@@ -127,7 +127,8 @@ def stack(request, rasa_model, tmp_path_factory):
         action.stop()
         raise
     if request.param == "postgresql":
-        assert "Connected to lock store 'FailoverRedisLockStore'" in rasa.log(), "the production config must lock in Redis"
+        assert "Connected to lock store 'FailoverRedisLockStore'" in rasa.log(), \
+            "the production config must lock in Redis"
     store = TicketStore(tickets_url, spool_dir=workdir / "spool")
     stack = Stack(request.param, action, rasa, store, tracker_rows, ticket_rows)
     yield stack

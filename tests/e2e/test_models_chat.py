@@ -202,7 +202,7 @@ def test_an_unknown_model_is_named_never_taken_for_a_size(conversation, lang, me
 def test_a_family_and_a_size_mean_the_newest_release_and_the_answer_says_so(conversation, lang, message, preset_id,
                                                                              note):
     c = conversation()
-    text = assert_estimate(c.say(message), lang, mentions=[load_knowledge().model(preset_id).display, note])
+    assert_estimate(c.say(message), lang, mentions=[load_knowledge().model(preset_id).display, note])
     slots = tracker_slots(c)
     assert slots["model_id"] == preset_id and slots["model_version_assumed"] is None  # said once, then cleared
     again = joined(c.say("4096 token" if lang == "tr" else "با ۴۰۹۶ توکن چی؟"))

@@ -110,35 +110,37 @@ def _parse_conversation(raw: dict, lang: str, source: str) -> HeldoutConversatio
     unknown = set(raw) - {"id", "category", "turns", "locale", "note"}
     if unknown:
         _fail(where, f"unknown keys {sorted(unknown)}")
-    turns = []
-    for number, item in enumerate(raw.get("turns") or [], 1):
-        if not isinstance(item, dict) or not isinstance(item.get("user"), str) or not item["user"].strip():
-            _fail(where, f"turn {number} needs a non-empty user message")
-        expect = item.get("expect") or {}
-        bad = set(expect) - EXPECT_KEYS
-        if bad:
-            _fail(where, f"turn {number}: unknown expectations {sorted(bad)}")
-        if set(item) - {"user", "expect", "intent"}:
-            _fail(where, f"turn {number}: unknown keys {sorted(set(item) - {'user', 'expect', 'intent'})}")
-        if expect.get("lang", lang) not in LANGUAGES:
-            _fail(where, f"turn {number}: lang must be fa or tr")
-        if "asks" in expect and expect["asks"] not in FORM_SLOTS:
-            _fail(where, f"turn {number}: asks must be one of {FORM_SLOTS}")
-        for key in ("mentions", "mentions_any", "not_mentions"):
-            if key in expect and not (isinstance(expect[key], list) and all(isinstance(x, str) for x in expect[key])):
-                _fail(where, f"turn {number}: {key} must be a list of strings")
-        for slot in expect.get("kept") or {}:
-            if slot not in SLOT_TO_QUESTION and slot not in {"hourly_cap", "gpus", "examples", "avg_tokens", "epochs",
-                                                             "total_tokens", "hourly_cap_vat", "budget_period",
-                                                             "own_gpu", "language"}:
-                _fail(where, f"turn {number}: unknown kept slot {slot!r}")
-        turns.append(Turn(user=item["user"], expect=expect, intent=item.get("intent")))
+    turns = [_parse_turn(item, number, lang, where) for number, item in enumerate(raw.get("turns") or [], 1)]
     if not turns:
         _fail(where, "a conversation needs at least one turn")
     if not turns[0].intent:
         _fail(where, "the first turn needs an intent label (for the intent bench)")
     return HeldoutConversation(id=raw["id"], lang=lang, category=raw["category"], turns=turns,
                                locale=raw.get("locale"), note=raw.get("note", ""))
+
+
+def _parse_turn(item: Any, number: int, lang: str, where: str) -> Turn:
+    if not isinstance(item, dict) or not isinstance(item.get("user"), str) or not item["user"].strip():
+        _fail(where, f"turn {number} needs a non-empty user message")
+    expect = item.get("expect") or {}
+    bad = set(expect) - EXPECT_KEYS
+    if bad:
+        _fail(where, f"turn {number}: unknown expectations {sorted(bad)}")
+    if set(item) - {"user", "expect", "intent"}:
+        _fail(where, f"turn {number}: unknown keys {sorted(set(item) - {'user', 'expect', 'intent'})}")
+    if expect.get("lang", lang) not in LANGUAGES:
+        _fail(where, f"turn {number}: lang must be fa or tr")
+    if "asks" in expect and expect["asks"] not in FORM_SLOTS:
+        _fail(where, f"turn {number}: asks must be one of {FORM_SLOTS}")
+    for key in ("mentions", "mentions_any", "not_mentions"):
+        if key in expect and not (isinstance(expect[key], list) and all(isinstance(x, str) for x in expect[key])):
+            _fail(where, f"turn {number}: {key} must be a list of strings")
+    for slot in expect.get("kept") or {}:
+        if slot not in SLOT_TO_QUESTION and slot not in {"hourly_cap", "gpus", "examples", "avg_tokens", "epochs",
+                                                         "total_tokens", "hourly_cap_vat", "budget_period",
+                                                         "own_gpu", "language"}:
+            _fail(where, f"turn {number}: unknown kept slot {slot!r}")
+    return Turn(user=item["user"], expect=expect, intent=item.get("intent"))
 
 
 def load_conversations(lang: str) -> List[HeldoutConversation]:
@@ -226,13 +228,21 @@ def turn_events(events: Sequence[dict]) -> List[dict]:
 def check_turn(expect: Dict[str, Any], replies: Sequence[dict], previous_texts: Sequence[str],
                tracker: dict, lang: str, given: set, card_names: Sequence[str]) -> List[str]:
     """Every problem of one turn (an empty list is a pass). `given`: form questions already answered."""
-    problems: List[str] = []
     texts = reply_texts(replies)
     joined = "\n".join(texts)
-    folded = joined.casefold()
     slots = tracker.get("slots") or {}
     events = turn_events(tracker.get("events") or [])
+    return (_dialogue_problems(texts, previous_texts, slots.get("requested_slot"), lang, given)
+            + _fallback_problems(expect, events)
+            + _estimate_problems(expect, replies, joined, slots, card_names)
+            + _mention_problems(expect, joined.casefold())
+            + _handoff_problems(expect, replies, tracker, slots))
 
+
+def _dialogue_problems(texts: List[str], previous_texts: Sequence[str], requested: Any, lang: str,
+                       given: set) -> List[str]:
+    """The wrong language, the previous turn's message again, a form question asked again."""
+    problems: List[str] = []
     problem = language_problem(texts, lang)
     if problem:
         problems.append(problem)
@@ -241,12 +251,16 @@ def check_turn(expect: Dict[str, Any], replies: Sequence[dict], previous_texts: 
     if repeated:
         problems.append(f"repeats the previous turn's message: {repeated[0][:120]!r}")
 
-    requested = slots.get("requested_slot")
     if requested in given:
         problems.append(f"asks again for {requested}, which was already given")
+    return problems
 
-    # What the customer sees: the "did not understand" answer, or the polite "outside what I do" answer to a message
-    # that was in scope (the same fallback action sends both, so the response name tells them apart).
+
+def _fallback_problems(expect: Dict[str, Any], events: List[dict]) -> List[str]:
+    """What the customer sees: the "did not understand" answer, or the polite "outside what I do" answer to a
+    message that was in scope (the same fallback action sends both, so the response name tells them apart)."""
+    problems: List[str] = []
+
     def answered_with(responses: set) -> bool:
         return any((e.get("event") == "bot" and (e.get("metadata") or {}).get("utter_action") in responses)
                    or (e.get("event") == "action" and e.get("name") in responses) for e in events)
@@ -262,7 +276,13 @@ def check_turn(expect: Dict[str, Any], replies: Sequence[dict], previous_texts: 
             problems.append(f"expected {label}")
         elif happened and not expect.get(key):
             problems.append(f"answered with {label}")
+    return problems
 
+
+def _estimate_problems(expect: Dict[str, Any], replies: Sequence[dict], joined: str, slots: dict,
+                       card_names: Sequence[str]) -> List[str]:
+    """The estimate given or not, the model named, the slots kept, the question the bot asks next."""
+    problems: List[str] = []
     if "estimate" in expect:
         has_card = any(name in joined for name in card_names)
         quote_offered = any(p.startswith(("/request_quote", "/request_human")) for p in reply_payloads(replies)) \
@@ -280,9 +300,14 @@ def check_turn(expect: Dict[str, Any], replies: Sequence[dict], previous_texts: 
         if not _same_value(slots.get(slot), wanted):
             problems.append(f"slot {slot} is {slots.get(slot)!r}, expected {wanted!r}")
 
+    requested = slots.get("requested_slot")
     if expect.get("asks") and requested != expect["asks"]:
         problems.append(f"expected the question for {expect['asks']}, the bot asks for {requested!r}")
+    return problems
 
+
+def _mention_problems(expect: Dict[str, Any], folded: str) -> List[str]:
+    problems: List[str] = []
     for fragment in expect.get("mentions") or []:
         if fragment.casefold() not in folded:
             problems.append(f"{fragment!r} missing")
@@ -291,7 +316,11 @@ def check_turn(expect: Dict[str, Any], replies: Sequence[dict], previous_texts: 
     for fragment in expect.get("not_mentions") or []:
         if fragment.casefold() in folded:
             problems.append(f"{fragment!r} should not appear")
+    return problems
 
+
+def _handoff_problems(expect: Dict[str, Any], replies: Sequence[dict], tracker: dict, slots: dict) -> List[str]:
+    problems: List[str] = []
     active_loop = (tracker.get("active_loop") or {}).get("name")
     handoff_happened = active_loop == "handoff_form" or bool(slots.get("ticket_id"))
     if expect.get("handoff") is True and not handoff_happened:

@@ -22,9 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-import yaml
-from pydantic import BaseModel, root_validator
-
+from bot.knowledge import parse_file
+from bot.knowledge.schemas import ChannelTexts
 from bot.text.language import detect_language
 
 MAX_MESSAGE_CHARS = 4000
@@ -38,26 +37,11 @@ logger = logging.getLogger(__name__)
 TEXTS_PATH = Path(__file__).resolve().parents[3] / "knowledge" / "channels.yml"
 
 
-class _ChannelTexts(BaseModel):
-    texts: Dict[str, Dict[str, str]]
-
-    @root_validator(skip_on_failure=True)
-    def every_text_in_both_languages(cls, values):
-        import string
-
-        for key, by_lang in values["texts"].items():
-            missing = [lang for lang in LANGS if not (by_lang.get(lang) or "").strip()]
-            if missing:
-                raise ValueError(f"{key}: missing {', '.join(missing)}")
-            fields = {lang: {f for _, f, _, _ in string.Formatter().parse(by_lang[lang]) if f} for lang in LANGS}
-            if fields["fa"] != fields["tr"]:
-                raise ValueError(f"{key}: fa and tr use different placeholders {fields}")
-        return values
-
-
 @lru_cache(maxsize=1)
 def channel_texts() -> Dict[str, Dict[str, str]]:
-    return _ChannelTexts.parse_obj(yaml.safe_load(TEXTS_PATH.read_text(encoding="utf-8"))).texts
+    """knowledge/channels.yml's texts by key and language (schema: bot/knowledge/schemas.py ChannelTexts)."""
+    texts = parse_file(ChannelTexts, TEXTS_PATH).texts
+    return {key: text.dict(exclude_none=True) for key, text in texts.items()}
 
 
 def too_long(text: Any) -> bool:

@@ -100,7 +100,8 @@ def history_entries(events: List[Dict[str, Any]], limit: int = 200) -> List[Dict
             # (a chart) as a bubble of its own.
             data = event.get("data") or {}
             parts = [p for p in (event.get("text") or "").strip().split("\n\n") if p] if event.get("text") else []
-            buttons = [{"title": str(b.get("title") or b.get("payload")), "payload": str(b.get("payload") or b.get("title"))}
+            buttons = [{"title": str(b.get("title") or b.get("payload")),
+                        "payload": str(b.get("payload") or b.get("title"))}
                        for b in (data.get("buttons") or data.get("quick_replies") or []) if isinstance(b, dict)]
             for i, part in enumerate(parts):
                 entry: Dict[str, Any] = {"from": "bot", "text": part}

@@ -82,7 +82,8 @@ def run_webhook_info(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[list] = None) -> int:
-    """Stand-alone entry (`python -m bot.assistant.channels.telegram_cli set-webhook`) for when bot/cli.py is not wired yet."""
+    """Stand-alone entry (`python -m bot.assistant.channels.telegram_cli set-webhook`) for when bot/cli.py is not
+    wired yet."""
     parser = argparse.ArgumentParser(prog="gpu-advisor")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["telegram", *(argv if argv is not None else sys.argv[1:])])
