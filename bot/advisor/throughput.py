@@ -15,7 +15,8 @@ FLOPs per token (gpu-facts.md §3 of the project's research notes; models-2026.m
 N is the number of parameters that take part in matrix multiplies: the input embedding is a table lookup, so an
 untied embedding matrix is left out (a tied one is also the LM head and stays in). For a Mixture-of-Experts model
 N counts the ACTIVE parameters: attention, router, shared experts and the k routed experts a token is sent to
-(models-2026.md §4: NeMo's gpt-oss-20b run works out to 21.4 GFLOP/token against 6 x 3.6 B = 21.6).
+(models-2026.md §4: NeMo's gpt-oss-20b run works out to 21.4 GFLOP/token against 6 x 3.6 B = 21.6), except under
+dense dispatch (Llama 4 in Transformers), where every routed expert computes on every token.
 
 Speed is calibrated to published runs (knowledge/calibration/throughput_cases.yaml, replayed by
 tests/test_throughput_calibration.py; bench/fit_throughput.py fits knowledge/calibration/throughput_model.yml on the
@@ -117,10 +118,13 @@ class CardLike(BaseModel):
 
 def flops_params(plan: TrainingPlan) -> int:
     """Parameters that take part in a token's matrix multiplies: all of them for a dense model, the active ones
-    (k routed experts of each MoE layer) for a Mixture-of-Experts model; the input embedding lookup never."""
+    (k routed experts of each MoE layer) for a Mixture-of-Experts model; the input embedding lookup never. Under
+    dense dispatch (Llama 4 in Transformers, schema.MoESpec.dense_dispatch) every expert multiplies every token, the
+    unselected ones by a zero router score, so all of them count."""
     m = plan.model
     lookup_only = 0 if m.tied_embeddings else m.vocab * m.hidden
-    return max(active_params(m) - lookup_only, 1)
+    touched = m.params if m.moe is not None and m.moe.dense_dispatch else active_params(m)
+    return max(touched - lookup_only, 1)
 
 
 def flops_per_token(plan: TrainingPlan) -> float:
