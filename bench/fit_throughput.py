@@ -42,7 +42,8 @@ FITTED = [
     ("scaling", "sharded_nvlink", 0.4, 1.0),
 ]
 # Derived, not fitted (throughput_model.yml sources): figures that follow a fitted one, times a documented ratio.
-# Unsloth MoE: "2x faster training when compared to Transformers v5 + torch._grouped_mm" (unsloth.ai/docs/new/faster-moe).
+# Unsloth MoE: "2x faster training when compared to Transformers v5 + torch._grouped_mm"
+# (unsloth.ai/docs/new/faster-moe).
 TIED = {("stack_moe", "unsloth"): ("stack_moe", "hf", 2.0), ("stack_moe", "torchtune"): ("stack_moe", "hf", 1.0),
         ("stack_moe", "llm_foundry"): ("stack_moe", "hf", 1.0)}
 SHARDED_PCIE_RATIO = 0.76
