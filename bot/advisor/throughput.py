@@ -38,7 +38,7 @@ from typing import Dict, Optional
 
 from pydantic import BaseModel, validator
 
-from bot.advisor.architecture import active_params, head_dim, kind_counts
+from bot.advisor.architecture import active_params, expert_params, head_dim, kind_counts, moe_layer_count
 from bot.advisor.schema import TrainingPlan
 
 
@@ -123,7 +123,9 @@ def flops_params(plan: TrainingPlan) -> int:
     unselected ones by a zero router score, so all of them count."""
     m = plan.model
     lookup_only = 0 if m.tied_embeddings else m.vocab * m.hidden
-    touched = m.params if m.moe is not None and m.moe.dense_dispatch else active_params(m)
+    touched = active_params(m)
+    if m.moe is not None and m.moe.dense_dispatch:
+        touched += moe_layer_count(m) * (m.moe.experts - m.moe.experts_per_token) * expert_params(m)
     return max(touched - lookup_only, 1)
 
 
