@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from pydantic import BaseModel, validator
 
@@ -129,8 +129,24 @@ def flops_params(plan: TrainingPlan) -> int:
     return max(touched - lookup_only, 1)
 
 
+# The last plan's FLOPs: ranking the catalogue asks for the same plan's speed four times per card (speed, cost per
+# million tokens, training cost, tokens for the budget). A plan is immutable (schema.Strict), so the same object has
+# the same FLOPs; the tuple is read and replaced whole, which keeps it safe across threads.
+_LAST_FLOPS: Tuple[Optional[TrainingPlan], float] = (None, 0.0)
+
+
 def flops_per_token(plan: TrainingPlan) -> float:
     """Training FLOPs per token for the plan (recomputation included when it checkpoints)."""
+    global _LAST_FLOPS
+    last = _LAST_FLOPS
+    if last[0] is plan:
+        return last[1]
+    value = _flops_per_token(plan)
+    _LAST_FLOPS = (plan, value)
+    return value
+
+
+def _flops_per_token(plan: TrainingPlan) -> float:
     n = flops_params(plan)
     passes = 6 if plan.method == "full" else 4
     if plan.gradient_checkpointing:
