@@ -138,12 +138,13 @@ def test_load_cases_rejects_a_case_without_plan(tmp_path):
 
 def test_moe_qlora_runs_are_replayed_under_the_stack_they_used(rows):
     """Every published MoE QLoRA run carries the stack it ran on (knowledge/stacks.yml) and lands within 30 % under
-    it. The one exception is named: Axolotl's Maverick run offloads parameters with FSDP1 and reports 79.5 GB of an
-    80 GB card, a whole-card reading the estimator's offload arithmetic (33 GiB) does not reproduce."""
+    it, Axolotl's Maverick run with FSDP parameter offload included: its peak is the recomputed MoE block, where
+    Transformers' Llama 4 sends every token through all 128 experts (schema.MoESpec.dense_dispatch)."""
     cases = {c["id"]: c for c in _all_cases()}
     moe_qlora = [c for c in cases.values() if isinstance(c["plan"]["model"], dict) and c["plan"]["model"].get("moe")
                  and c["plan"]["method"] == "qlora"]
-    assert len(moe_qlora) >= 4 and all(c["plan"].get("stack") for c in moe_qlora)
+    assert len(moe_qlora) >= 5 and all(c["plan"].get("stack") for c in moe_qlora)
     errors = {r["id"]: r["error_pct"] for r in rows if r["id"] in {c["id"] for c in moe_qlora}}
-    offloaded = {cid for cid, c in cases.items() if c["plan"].get("offload") == "optimizer_and_params"}
-    assert all(abs(err) <= 30 for cid, err in errors.items() if cid not in offloaded), errors
+    assert len(errors) == len(moe_qlora) and any(c["plan"].get("offload") == "optimizer_and_params"
+                                                 for c in moe_qlora)
+    assert all(abs(err) <= 30 for err in errors.values()), errors

@@ -457,3 +457,16 @@ def test_gpt_oss_120b_lora_is_planned_on_several_80_gb_cards():
     bf16_gib = preset("gpt-oss-20b").params * 2 / GIB
     assert small.fitting_cards and all(fit.usable_gib > bf16_gib for fit in small.fitting_cards)
     assert small.estimate.load_peak_gib == pytest.approx(bf16_gib + 0.5, rel=0.01)
+
+
+def test_dense_dispatch_saves_every_experts_tensors_in_the_recomputed_block():
+    """Llama 4 in Transformers runs all experts on every token: the recomputed MoE block of a Maverick QLoRA step
+    holds 128 experts' intermediates (about 8 x 8192 bytes per token each) instead of one expert's."""
+    maverick = preset("llama-4-maverick")
+    sparse = maverick.copy(update={"moe": maverick.moe.copy(update={"dense_dispatch": False})})
+    dense_plan = plan("qlora", seq_len=4096, model=maverick, qlora_moe_experts="nf4", gpus=4, sharding="fsdp")
+    sparse_plan = plan("qlora", seq_len=4096, model=sparse, qlora_moe_experts="nf4", gpus=4, sharding="fsdp")
+    extra = comp(dense_plan, "activations") - comp(sparse_plan, "activations")
+    per_expert_floor = 4 * 8192 * 2 * 4096 / GIB                  # gate, SiLU, up, down input in bf16
+    assert extra > 127 * per_expert_floor
+    assert comp(dense_plan, "weights") == comp(sparse_plan, "weights")

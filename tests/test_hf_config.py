@@ -80,6 +80,13 @@ def test_config_reads_to_the_preset_architecture(config, preset_id):
             preset.moe.experts, preset.moe.experts_per_token, preset.moe.expert_intermediate)
 
 
+def test_llama4_config_routes_every_token_through_every_expert():
+    """Transformers' Llama4TextMoe repeats each token for all experts; other MoE families dispatch sparsely."""
+    assert read_hf_config(LLAMA4_SCOUT).moe.dense_dispatch and KB.model("llama-4-scout").arch.moe.dense_dispatch
+    assert KB.model("llama-4-maverick").arch.moe.dense_dispatch
+    assert not read_hf_config(QWEN3_30B_A3B).moe.dense_dispatch and not read_hf_config(MIXTRAL).moe.dense_dispatch
+
+
 def test_head_dim_is_read_not_derived():
     arch = read_hf_config(GPT_OSS_20B)
     assert arch.head_dim == 64 and arch.hidden // arch.heads == 45

@@ -68,6 +68,22 @@ def test_moe_qlora_lands_on_a_card_its_4bit_expert_stack_fits(model, seq_len):
 
 
 @pytest.mark.parametrize("lang", ["fa", "tr"])
+def test_moe_qlora_too_big_for_any_card_is_sharded_under_its_4bit_expert_stack(lang):
+    """Llama 4 Maverick QLoRA fits no single card under any stack: the stacks are then compared sharded, and the one
+    that quantizes the experts needs half the GPUs plain PEFT needs (Axolotl's published run: 4 x H100)."""
+    advice = advise(AdviceRequest(model="llama-4-maverick", method="qlora", seq_len=2048))
+    assert advice.recommended_card is None and advice.plan.qlora_moe_experts == "nf4"
+    assert advice.plan.stack == "axolotl"                    # Unsloth runs one GPU or DDP only (knowledge/stacks.yml)
+    multi, plain = advice.multi_gpu, advice.stack_choice.plain
+    assert multi is not None and multi.count <= 4 and multi.per_gpu_gib <= _usable(multi.card_id)
+    hf = advise(AdviceRequest(model="llama-4-maverick", method="qlora", seq_len=2048, stack="hf"))
+    assert hf.multi_gpu is None or hf.multi_gpu.price_usd_hour_total > multi.price_usd_hour_total
+    text = render_advice(advice, lang)
+    assert STACKS.get("axolotl").name in text and plain.name in text and gb(plain.per_gpu_gib, lang) in text
+    assert gb(multi.per_gpu_gib, lang) in text and f"{multi.count} × {multi.name}" in text
+
+
+@pytest.mark.parametrize("lang", ["fa", "tr"])
 def test_the_moe_answer_names_the_stack_and_gives_the_plain_peft_figure(lang):
     advice = advise(AdviceRequest(model="qwen3-30b-a3b", method="qlora", seq_len=2048))
     text = render_advice(advice, lang)

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Dict, Tuple
 
 from bot.advisor import architecture as arch
-from bot.advisor.schema import ModelArch, TrainingPlan
+from bot.advisor.schema import ModelArch, MoESpec, TrainingPlan
 
 BF16_BYTES = 2      # IEEE bfloat16 / fp16
 FP32_BYTES = 4
@@ -146,7 +146,9 @@ def activation_bytes_per_token_layer(plan: TrainingPlan, s: Shapes, kind: str = 
       GELU saves the fc1 output. The down/fc2 input is saved only by a trained/adapted/4-bit down.
     * a MoE layer: the router's 16-bit logits and fp32 softmax (per expert), then for each of the k experts a
       token goes to the same MLP tensors at the expert width, plus the expert output that the routing-weight
-      multiply saves; shared experts as a dense MLP at their width.
+      multiply saves; shared experts as a dense MLP at their width. Under dense dispatch (Llama 4 in Transformers)
+      every token goes through all experts: the repeated input that the routing-weight multiply saves, then the
+      same MLP tensors, once per expert.
     """
     m = plan.model
     h, kv, inter = m.hidden, s.kv_dim, m.intermediate
@@ -201,12 +203,18 @@ def activation_bytes_per_token_layer(plan: TrainingPlan, s: Shapes, kind: str = 
     if moe_layer:
         moe = m.moe
         total += ROUTER_BYTES_PER_EXPERT * moe.experts
-        total += moe.experts_per_token * (mlp("expert_", moe.expert_intermediate) + act * h)
+        total += routed_experts(moe) * (mlp("expert_", moe.expert_intermediate) + act * h)
         if moe.shared_experts:
             total += moe.shared_experts * mlp("shared_", moe.shared_intermediate or moe.expert_intermediate)
     else:
         total += mlp("", inter)
     return total
+
+
+def routed_experts(moe: MoESpec) -> int:
+    """Experts each token passes through: the k selected ones, or all of them under dense dispatch
+    (schema.MoESpec.dense_dispatch)."""
+    return moe.experts if moe.dense_dispatch else moe.experts_per_token
 
 
 def stream_bytes(plan: TrainingPlan) -> int:
@@ -227,8 +235,12 @@ def backward_working_bytes_per_token(plan: TrainingPlan, moe_layer: bool = False
     act = FP32_BYTES if plan.precision == "fp32" else BF16_BYTES
     n_inter = 3 if m.mlp == "swiglu" else 2
     width = m.intermediate
+    dispatched = 0
     if moe_layer:
         moe = m.moe
         width = (moe.experts_per_token * moe.expert_intermediate
                  + moe.shared_experts * (moe.shared_intermediate or moe.expert_intermediate))
-    return act * (2 * m.hidden + n_inter * width)
+        # dense dispatch: the gradient of the repeated input (experts x tokens x hidden) fills while the experts'
+        # backward runs one after another (their own intermediates' gradients come and go one expert at a time)
+        dispatched = moe.experts * m.hidden if moe.dense_dispatch else 0
+    return act * (2 * m.hidden + n_inter * width + dispatched)

@@ -140,7 +140,7 @@ def _expert_bytes_frozen(plan: TrainingPlan, codes: List[str]) -> float:
     m = plan.model
     if m.moe is None:
         return BF16_BYTES
-    codes += ["moe_all_experts_resident", "moe_active_experts"]
+    codes += ["moe_all_experts_resident", "moe_dense_dispatch" if m.moe.dense_dispatch else "moe_active_experts"]
     expert_bytes = BF16_BYTES
     if m.moe.expert_dtype == "mxfp4":
         if m.moe.dequantize_for_training or plan.method == "full":

@@ -140,7 +140,8 @@ def _moe(cfg: Mapping[str, Any], layers: int, hidden: int, model_type: str) -> O
                    shared_expert_gate=model_type.startswith(("qwen2_moe", "qwen3_next", "qwen3_5")) and bool(shared),
                    every=every, first_dense=first_dense,
                    router_bias=model_type == "gpt_oss", expert_bias=model_type == "gpt_oss",
-                   expert_dtype="mxfp4" if mxfp4 else "bf16", dequantize_for_training=True)
+                   expert_dtype="mxfp4" if mxfp4 else "bf16", dequantize_for_training=True,
+                   dense_dispatch=model_type.startswith("llama4"))
 
 
 def _vision_params(config: Mapping[str, Any], text_hidden: int) -> int:

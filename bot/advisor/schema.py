@@ -87,6 +87,11 @@ class MoESpec(Strict):
     expert_bias: bool = False                            # gpt-oss: biases on gate_up and down of every expert
     expert_dtype: ExpertDtype = "bf16"                   # how the checkpoint stores the experts
     dequantize_for_training: bool = True                 # MXFP4 experts turned into bf16 when loaded to train
+    # Transformers runs every routed expert on every token and zeroes the unselected ones through the router score
+    # (modeling_llama4.py Llama4TextMoe.forward: "routed_in = hidden_states.repeat(router_scores.shape[1], 1)";
+    # Axolotl's linearized Llama 4 experts keep that input, monkeypatch/models/llama4/modeling.py): activations follow
+    # all experts, not the k selected ones (bot/advisor/activations.py)
+    dense_dispatch: bool = False
 
     @root_validator(skip_on_failure=True)
     def _top_k(cls, values):

@@ -81,6 +81,9 @@ def choose_stack(build: Callable[[str], TrainingPlan], cards, named: Optional[st
         rank = _score(cards, estimate, plan, volume)
         # same card: a layout without sharded weights is faster, then the default stack (nothing to install)
         scored.append((rank[:2], plan.sharding in ("zero3", "fsdp"), sid != stacks.default, order, sid))
+    if scored and min(row[0][0] for row in scored) == recommend.STATUS_RANK["no_fit"]:
+        # no stack puts the job on one card: compare the stacks sharded over several GPUs, as the advice then plans
+        scored = [(_multi_score(build(row[4]), cards, volume),) + row[1:] for row in scored]
     scored.sort(key=lambda row: row[:4])
     best = scored[0]
     chosen = best[4]
@@ -88,6 +91,21 @@ def choose_stack(build: Callable[[str], TrainingPlan], cards, named: Optional[st
     plain = _plain_figure(build, cards, chosen) if chosen != stacks.default else None
     return StackChoice(stack=chosen, named=False, plain=plain, same_card=same,
                        four_bit=_four_bit_figure(build, cards, chosen, gpus))
+
+
+def _multi_score(plan: TrainingPlan, cards, volume: Optional[float]) -> Tuple[int, float]:
+    """(fit status, cost) of the job sharded over several GPUs of one card type under the plan's stack, as
+    advice.advise_plan offers it when no single card holds it (Maverick QLoRA: NF4 experts over 4 cards, not bf16
+    experts over 8)."""
+    layouts = load_stacks().get(plan.stack).layouts
+    sharding = next((x for x in SHARDED_PREFERENCE if x in layouts), None)
+    counts = [n for n in recommend.MULTI_GPU_COUNTS if n > plan.gpus]
+    multi = (recommend.multi_gpu_plan(plan, cards, estimate_memory, sharded_plan, volume_tokens=volume, counts=counts,
+                                      sharding=sharding) if sharding else None)
+    if multi is None:
+        return (recommend.STATUS_RANK["no_fit"], float("inf"))
+    cost = multi.cost_usd if volume and multi.cost_usd is not None else multi.cost_per_million_tokens_usd
+    return (recommend.STATUS_RANK[multi.status], cost)
 
 
 def _plain_figure(build, cards, chosen: str) -> Optional[StackFigure]:

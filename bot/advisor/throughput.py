@@ -15,7 +15,8 @@ FLOPs per token (gpu-facts.md §3 of the project's research notes; models-2026.m
 N is the number of parameters that take part in matrix multiplies: the input embedding is a table lookup, so an
 untied embedding matrix is left out (a tied one is also the LM head and stays in). For a Mixture-of-Experts model
 N counts the ACTIVE parameters: attention, router, shared experts and the k routed experts a token is sent to
-(models-2026.md §4: NeMo's gpt-oss-20b run works out to 21.4 GFLOP/token against 6 x 3.6 B = 21.6).
+(models-2026.md §4: NeMo's gpt-oss-20b run works out to 21.4 GFLOP/token against 6 x 3.6 B = 21.6), except under
+dense dispatch (Llama 4 in Transformers), where every routed expert computes on every token.
 
 Speed is calibrated to published runs (knowledge/calibration/throughput_cases.yaml, replayed by
 tests/test_throughput_calibration.py; bench/fit_throughput.py fits knowledge/calibration/throughput_model.yml on the
@@ -33,11 +34,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from pydantic import BaseModel, validator
 
-from bot.advisor.architecture import active_params, head_dim, kind_counts
+from bot.advisor.architecture import active_params, expert_params, head_dim, kind_counts, moe_layer_count
 from bot.advisor.schema import TrainingPlan
 from bot.advisor.vat import price_with_vat
 from bot.knowledge import parse_file
@@ -117,14 +118,35 @@ class CardLike(BaseModel):
 
 def flops_params(plan: TrainingPlan) -> int:
     """Parameters that take part in a token's matrix multiplies: all of them for a dense model, the active ones
-    (k routed experts of each MoE layer) for a Mixture-of-Experts model; the input embedding lookup never."""
+    (k routed experts of each MoE layer) for a Mixture-of-Experts model; the input embedding lookup never. Under
+    dense dispatch (Llama 4 in Transformers, schema.MoESpec.dense_dispatch) every expert multiplies every token, the
+    unselected ones by a zero router score, so all of them count."""
     m = plan.model
     lookup_only = 0 if m.tied_embeddings else m.vocab * m.hidden
-    return max(active_params(m) - lookup_only, 1)
+    touched = active_params(m)
+    if m.moe is not None and m.moe.dense_dispatch:
+        touched += moe_layer_count(m) * (m.moe.experts - m.moe.experts_per_token) * expert_params(m)
+    return max(touched - lookup_only, 1)
+
+
+# The last plan's FLOPs: ranking the catalogue asks for the same plan's speed four times per card (speed, cost per
+# million tokens, training cost, tokens for the budget). A plan is immutable (schema.Strict), so the same object has
+# the same FLOPs; the tuple is read and replaced whole, which keeps it safe across threads.
+_LAST_FLOPS: Tuple[Optional[TrainingPlan], float] = (None, 0.0)
 
 
 def flops_per_token(plan: TrainingPlan) -> float:
     """Training FLOPs per token for the plan (recomputation included when it checkpoints)."""
+    global _LAST_FLOPS
+    last = _LAST_FLOPS
+    if last[0] is plan:
+        return last[1]
+    value = _flops_per_token(plan)
+    _LAST_FLOPS = (plan, value)
+    return value
+
+
+def _flops_per_token(plan: TrainingPlan) -> float:
     n = flops_params(plan)
     passes = 6 if plan.method == "full" else 4
     if plan.gradient_checkpointing:

@@ -44,6 +44,12 @@ def lead_lines(advice, lang: str) -> List[str]:
                             gib=_gb(advice.estimate.per_gpu_gib, lang), card=card.name,
                             plain=choice.plain.name, plain_gib=_gb(choice.plain.per_gpu_gib, lang),
                             plain_card=plain_card)]
+    multi = advice.multi_gpu
+    if advice.plan.qlora_moe_experts == "nf4" and choice.plain is not None and card is None and multi is not None:
+        # no single card holds it even with 4-bit experts (Llama 4 Maverick): the sharded plan's per-GPU figure
+        return [stacks.text("moe_experts_4bit_multi", lang, stack=_stack_names(advice, lang),
+                            gib=_gb(multi.per_gpu_gib, lang), count=multi.count, card=multi.name,
+                            plain=choice.plain.name, plain_gib=_gb(choice.plain.per_gpu_gib, lang))]
     four_bit = choice.four_bit
     if advice.plan.qlora_moe_experts == "bf16" and four_bit is not None:
         card_text = (stacks.text("moe_experts_4bit_plain_card", lang, card=four_bit.card_name)

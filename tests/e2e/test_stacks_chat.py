@@ -60,6 +60,25 @@ def test_moe_qlora_names_the_4bit_stack_and_the_plain_peft_figure(chat, lang, me
     assert f"{advice.recommended_card.name} (" in text
 
 
+MAVERICK = [("fa", "می‌خواهیم Llama 4 Maverick را با QLoRA و توالی ۲۰۴۸ توکنی فاین‌تیون کنیم"),
+            ("tr", "Llama 4 Maverick'e QLoRA uygulayacağız, dizi uzunluğu 2048 token olacak")]
+
+
+@pytest.mark.parametrize("lang,message", MAVERICK)
+def test_moe_qlora_on_several_cards_names_the_4bit_stack_and_the_plain_peft_figure(chat, lang, message):
+    """No single card holds Maverick even with 4-bit experts: the sharded plan is made under the stack that quantizes
+    them, and the answer says so beside the plain-PEFT figure."""
+    replies = chat().say(message)
+    assert_language(replies, lang)
+    text = joined(replies)
+    advice = advise(AdviceRequest(model="llama-4-maverick", method="qlora", seq_len=2048))
+    multi, plain = advice.multi_gpu, advice.stack_choice.plain
+    assert advice.plan.qlora_moe_experts == "nf4" and multi is not None and plain is not None
+    assert STACKS.get(advice.plan.stack).name in text and plain.name in text
+    assert gb(multi.per_gpu_gib, lang) in text and gb(plain.per_gpu_gib, lang) in text
+    assert f"{multi.count} × {multi.name}" in text
+
+
 NAMED = [("fa", "Qwen3 30B-A3B با QLoRA و ۲۰۴۸ توکن، بودجه ۶۰ دلار؛ ما با پفت و TRL معمولی کار می‌کنیم", "hf"),
          ("tr", "Qwen3 30B-A3B, QLoRA, 2048 token, bütçe 60 dolar; eğitimi Axolotl üzerinden yürütüyoruz", "axolotl")]
 
@@ -80,6 +99,8 @@ DDP = [("fa", "Llama 3.1 8B با LoRA و ۲۰۴۸ توکن روی ۲ GPU، بو�
 def test_several_gpus_for_a_job_that_fits_one_card_is_ddp(chat, lang, message):
     text = joined(chat().say(message))
     assert STACKS.text("layout_ddp", lang) in text
+    advice = advise(AdviceRequest(model="llama-3.1-8b", method="lora", seq_len=2048, gpus=2, budget_usd=40))
+    assert advice.plan.gpus == 2 and advice.plan.sharding == "ddp"
 
 
 HUB = [("fa", "مدل google/gemma-3-270m را با LoRA و طول توالی ۱۰۲۴ آموزش می‌دهیم، بودجه ۱۰ دلار",
