@@ -237,10 +237,17 @@ class ValidateEstimateForm(FormValidationAction):
             updates.update(assumed_values(slots))
             return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, None)]
         message = tracker.latest_message.get("text") or ""
-        answer = first_answer(slots, lang, message) if self._answer_first_now(slots, next_slot) else None
+        again = self._answer_again(slots, next_slot, updates)
+        answer = first_answer(slots, lang, message) if again or self._answer_first_now(slots, next_slot) else None
         if not answer:
             return None
         dispatcher.utter_message(text=answer)
+        from actions.answer_first import needs_quote
+
+        if needs_quote(slots):
+            # Several GPUs or a cluster: the quote or a person is offered with the first answer (its buttons; a
+            # typed yes is read through pending_offer, actions/language.py OFFERS).
+            dispatcher.utter_message(response="utter_estimate_offer_quote")
         updates[ANSWERED_FIRST_SLOT] = True
         events = [SlotSet(name, value) for name, value in updates.items()]
         return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
@@ -251,6 +258,17 @@ class ValidateEstimateForm(FormValidationAction):
         from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
 
         return next_slot in REFINING_SLOTS and job_known(slots) and not slots.get(ANSWERED_FIRST_SLOT) \
+            and slots.get("estimate_summary") is None
+
+    @staticmethod
+    def _answer_again(slots: Dict[Text, Any], next_slot: Optional[Text], updates: Dict[Text, Any]) -> bool:
+        """The first answer was given and this message completes or changes a value of the job while a refining
+        question is still open: the card for the new values comes before that question ("only the budget is
+        missing" and no card, blind round 2)."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
+
+        changed = any(name in NOTED_SLOTS and value is not None for name, value in updates.items())
+        return changed and next_slot in REFINING_SLOTS and job_known(slots) and bool(slots.get(ANSWERED_FIRST_SLOT)) \
             and slots.get("estimate_summary") is None
 
     @staticmethod

@@ -290,12 +290,14 @@ class QuantityReader:
             return
         if tag.category == "unit":
             q.unit, q.unit_end = tag.label, tag.end
+            if tag.label == "gpus" and q.weak and not q.counter:
+                q.unit = "skip_weak"  # "daha iyi bir kart", «یه کارت بهتر»: "a card", not a count of one
         elif tag.category == "gpu":
             q.unit, q.unit_end = "gpus", tag.end
             if q.weak and not q.counter:
                 q.unit = "skip_weak"  # "on A100" is English "on", "bir A100" just "an A100"
-        elif tag.category == "keyword" and tag.label == "seq_len":
-            q.unit, q.unit_end = "seq_len", tag.end  # "4096 context", "4k bağlam"
+        elif tag.category == "keyword" and tag.label in ("seq_len", "active_params"):
+            q.unit, q.unit_end = tag.label, tag.end  # "4096 context", "4k bağlam", "3B aktif"
 
     def _unit_before(self, q: _Quantity) -> Optional[str]:
         """A unit written before the number: "%20", "$50", "A100 x 2", "H100 2 tane"."""
