@@ -347,7 +347,8 @@ class ValidateEstimateForm(FormValidationAction):
         text = tracker.latest_message.get("text") or ""
         updates = self._from_payload(payload_entities(tracker))
         if not updates and not text.startswith("/"):
-            updates = self._from_text(dispatcher, text, requested, conversation_language(tracker))
+            updates = self._from_text(dispatcher, text, requested, conversation_language(tracker),
+                                      slots=tracker.slots)
             updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
         if updates:
             updates = refuse_out_of_range(dispatcher, updates, conversation_language(tracker))
@@ -421,10 +422,13 @@ class ValidateEstimateForm(FormValidationAction):
 
     @staticmethod
     def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text],
-                   lang: Text = "fa") -> Dict[Text, Any]:
+                   lang: Text = "fa", slots: Optional[Dict[Text, Any]] = None) -> Dict[Text, Any]:
+        """Slot updates from the text; ``slots`` (the conversation's) lets the plan's state decide what a bare
+        number means after an estimate (actions/what_if.py)."""
+        from actions.what_if import reread_expected
         from bot.text.parsed import parsed_message
 
-        parsed = parsed_message(text, expected=requested)
+        parsed = parsed_message(text, expected=reread_expected(text, requested, slots))
         updates: Dict[Text, Any] = _model_from_text(dispatcher, parsed, text, lang)
         if parsed.method in METHODS:
             updates["method"] = parsed.method
