@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Optional, Text
+from typing import Any, Dict, List, Optional, Sequence, Text
 
 from rasa_sdk import Tracker
 from rasa_sdk.events import ActionExecutionRejected, EventType, SlotSet
@@ -149,6 +149,28 @@ def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, 
         size = _number(parsed.model_size_b)
         return {**cleared, "model": f"{size:g}b", "model_size_b": size}
     return {}
+
+
+def _with_earlier_family(parsed: Any, text: Text, earlier: Sequence[Text]) -> Any:
+    """A bare size ("the 8-billion one, version 3.1") after a message that named only the family ("Llama"): the
+    family's preset of that size (actions/model_context.py)."""
+    if parsed.model_id or parsed.model_query or parsed.custom_arch or not _number(parsed.model_size_b) or not earlier:
+        return parsed
+    from actions.model_context import model_with_earlier_family
+
+    named = model_with_earlier_family(text, float(parsed.model_size_b), earlier)
+    if named is None:
+        return parsed
+    return parsed.copy(update={name: getattr(named, name) for name in
+                               ("model_id", "model_size_b", "model_query", "model_family", "model_version_assumed")})
+
+
+def earlier_user_texts(tracker: Tracker) -> List[Text]:
+    """The customer's earlier messages, newest first (the latest one left out)."""
+    from actions.model_context import EARLIER_MESSAGES
+
+    texts = [event.get("text") or "" for event in tracker.events if event.get("event") == "user"]
+    return list(reversed(texts[:-1]))[:EARLIER_MESSAGES]
 
 
 # The parser's fields that answer each form question.
@@ -348,7 +370,7 @@ class ValidateEstimateForm(FormValidationAction):
         updates = self._from_payload(payload_entities(tracker))
         if not updates and not text.startswith("/"):
             updates = self._from_text(dispatcher, text, requested, conversation_language(tracker),
-                                      slots=tracker.slots)
+                                      slots=tracker.slots, earlier=earlier_user_texts(tracker))
             updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
         if updates:
             updates = refuse_out_of_range(dispatcher, updates, conversation_language(tracker))
@@ -422,13 +444,15 @@ class ValidateEstimateForm(FormValidationAction):
 
     @staticmethod
     def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text],
-                   lang: Text = "fa", slots: Optional[Dict[Text, Any]] = None) -> Dict[Text, Any]:
+                   lang: Text = "fa", slots: Optional[Dict[Text, Any]] = None,
+                   earlier: Sequence[Text] = ()) -> Dict[Text, Any]:
         """Slot updates from the text; ``slots`` (the conversation's) lets the plan's state decide what a bare
         number means after an estimate (actions/what_if.py)."""
         from actions.what_if import reread_expected
         from bot.text.parsed import parsed_message
 
         parsed = parsed_message(text, expected=reread_expected(text, requested, slots))
+        parsed = _with_earlier_family(parsed, text, earlier)
         updates: Dict[Text, Any] = _model_from_text(dispatcher, parsed, text, lang)
         if parsed.method in METHODS:
             updates["method"] = parsed.method

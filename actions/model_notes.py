@@ -9,6 +9,7 @@ and how it may differ, and widens the range to what the known architectures arou
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Dict, List, Optional, Text
 
 # Presets whose size is within this factor of the stand-in's count as "about this size" when the range is widened:
@@ -59,6 +60,21 @@ def version_note(preset_id: Text, lang: Text, kb: Any = None) -> Optional[Text]:
                    family=family.display if family else preset.family)
 
 
+def display_name(query: Text) -> Text:
+    """A model name we do not know, as an answer writes it: "falcon3 10b" -> "Falcon3 10B", "zephyr 7b" ->
+    "Zephyr 7B" - the family and the size the customer typed, never "a 10B model" (blind round 2). Words in
+    another script are left as typed."""
+    words = []
+    for word in str(query).split():
+        if re.fullmatch(r"\d+(?:[.,]\d+)?[bm]", word):
+            words.append(word[:-1] + word[-1].upper())
+        elif word[:1].isascii() and word[:1].isalpha():
+            words.append(word[:1].upper() + word[1:])
+        else:
+            words.append(word)
+    return " ".join(words)
+
+
 def unrecognised_note(query: Text, advice: Any, fields: Dict[Text, Any], lang: Text, kb: Any = None
                       ) -> Optional[Text]:
     """The lines said after the estimate for a model computed with a stand-in (None when nothing to say)."""
@@ -72,7 +88,7 @@ def unrecognised_note(query: Text, advice: Any, fields: Dict[Text, Any], lang: T
         same_family = bool(resolved.unrecognised) and resolved.preset.id == preset.id
     except InputError:
         same_family = False
-    lines: List[Text] = [kb.text("model_unrecognised", lang, query=query)]
+    lines: List[Text] = [kb.text("model_unrecognised", lang, query=display_name(query))]
     if same_family and "unknown_model_stand_in" in kb.texts:
         codes = substitute_differences(preset, kb)
         differences = kb.text("list_separator", lang).join(

@@ -10,6 +10,10 @@ from bot.text.numbers import Lexicon, parse_number
 from bot.text.parse.values import RANGE_DASHES
 
 
+# A weak number word ("bir", «یک») with a card word is a GPU count only in a short answer ("یک کارت", "bir kart").
+MAX_WORDS_OF_A_COUNT = 3
+
+
 @dataclass
 class _Quantity:
     first: int  # index of its first token
@@ -290,8 +294,10 @@ class QuantityReader:
             return
         if tag.category == "unit":
             q.unit, q.unit_end = tag.label, tag.end
-            if tag.label == "gpus" and q.weak and not q.counter:
-                q.unit = "skip_weak"  # "daha iyi bir kart", «یه کارت بهتر»: "a card", not a count of one
+            if tag.label == "gpus" and q.weak and not q.counter and self.content_count > MAX_WORDS_OF_A_COUNT:
+                # "daha iyi bir kart önerir misin", «یه کارت بهتر داری؟»: "a card" in a sentence, not a count of
+                # one ("یک کارت" alone, "bir tane kart" are)
+                q.unit = "skip_weak"
         elif tag.category == "gpu":
             q.unit, q.unit_end = "gpus", tag.end
             if q.weak and not q.counter:
