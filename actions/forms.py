@@ -24,6 +24,7 @@ from bot.text.questions import is_question
 from actions.common import (CONTRACT_SLOTS, FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
                             VOLUME_SLOTS, actions_before_form_run, conversation_language, is_interruption,
                             latest_intent, payload_entities, recent_bot_texts)
+from actions.dialogue_text import text as dialogue_text
 from actions.fallback import FAILED_TURNS_BEFORE_HANDOFF_OFFER, count_failed_turn
 
 METHODS = ("full", "lora", "qlora")
@@ -208,6 +209,10 @@ class ValidateEstimateForm(FormValidationAction):
             # action_validate_slot_mappings, and a filled form slot would stop Rasa from rejecting the form turn
             # on its own, so the turn is handed over explicitly; the form resumes after the answer.
             return [ActionExecutionRejected(self.form_name())]
+        if answers and self._budget_fit_without_budget(tracker):
+            # "Does it fit my budget?" and no amount known: the budget is asked for, never assumed.
+            dispatcher.utter_message(text=dialogue_text("budget_fit_needs_budget", conversation_language(tracker)))
+            return [SlotSet("budget", None), SlotSet("budget_unlimited", None), SlotSet(REQUESTED_SLOT, "budget")]
         if answers:
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
@@ -281,6 +286,13 @@ class ValidateEstimateForm(FormValidationAction):
 
         return next_slot in REFINING_SLOTS and job_known(slots) and not slots.get(ANSWERED_FIRST_SLOT) \
             and slots.get("estimate_summary") is None
+
+    @staticmethod
+    def _budget_fit_without_budget(tracker: Tracker) -> bool:
+        from actions.what_if import asks_budget_fit
+
+        return tracker.get_slot("budget_usd") is None and tracker.get_slot("hourly_cap") is None \
+            and asks_budget_fit(tracker.latest_message.get("text") or "")
 
     @staticmethod
     def _answer_again(slots: Dict[Text, Any], next_slot: Optional[Text], updates: Dict[Text, Any]) -> bool:
@@ -451,7 +463,8 @@ class ValidateEstimateForm(FormValidationAction):
         from actions.what_if import reread_expected
         from bot.text.parsed import parsed_message
 
-        parsed = parsed_message(text, expected=reread_expected(text, requested, slots))
+        parsed = parsed_message(text, expected=reread_expected(text, requested, slots,
+                                                               earlier[0] if earlier else None))
         parsed = _with_earlier_family(parsed, text, earlier)
         updates: Dict[Text, Any] = _model_from_text(dispatcher, parsed, text, lang)
         if parsed.method in METHODS:
