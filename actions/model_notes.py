@@ -64,10 +64,18 @@ def display_name(query: Text) -> Text:
     """A model name we do not know, as an answer writes it: "falcon3 10b" -> "Falcon3 10B", "zephyr 7b" ->
     "Zephyr 7B" - the family and the size the customer typed, never "a 10B model" (blind round 2). Words in
     another script are left as typed."""
+    from bot.advisor.knowledge import load_knowledge
+
+    # a Hub id's name ("olmo-2-0425-1b-instruct") is read as words; a family we know is written as its family is
+    families = {family_id: family.display for family_id, family in load_knowledge().families.items()}
     words = []
-    for word in str(query).split():
+    for word in re.split(r"[\s_]+|-(?=\w)", str(query)):
+        if not word:
+            continue
         if re.fullmatch(r"\d+(?:[.,]\d+)?[bm]", word):
             words.append(word[:-1] + word[-1].upper())
+        elif word in families:
+            words.append(families[word])
         elif word[:1].isascii() and word[:1].isalpha():
             words.append(word[:1].upper() + word[1:])
         else:

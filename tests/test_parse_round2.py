@@ -32,6 +32,8 @@ def kb():
     ("SmolLM2 360M full", "smollm2-360m"),
     ("smollm2 1.7b رو کامل آموزش بدیم", "smollm2-1.7b"),
     ("Phi-3.5-mini", "phi-3.5-mini"),
+    ("ibm-granite/granite-3.2-8b-instruct lora", "granite-3.2-8b"),
+    ("HuggingFaceTB/SmolLM2-135M-Instruct full", "smollm2-135m"),
     ("llama 3.1 405b qlora", "llama-3.1-405b"),
     ("Qwen2.5 32B için lora siparişi vermek istiyoruz", "qwen2.5-32b"),
 ])
@@ -146,7 +148,7 @@ def test_a_family_named_earlier_and_a_version_now():
 
 @pytest.mark.parametrize("query, shown", [
     ("falcon3 10b", "Falcon3 10B"), ("zephyrix 12b", "Zephyrix 12B"), ("stablelm 1.6b", "Stablelm 1.6B"),
-    ("اولمو 7b", "اولمو 7B"),
+    ("اولمو 7b", "اولمو 7B"), ("olmo-2-0425-1b", "OLMo 2 0425 1B"), ("qwen 4.5 8b", "Qwen 4.5 8B"),
 ])
 def test_an_unknown_name_is_shown_as_family_and_size(query, shown):
     assert display_name(query) == shown

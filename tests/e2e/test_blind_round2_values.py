@@ -194,6 +194,9 @@ def test_a_version_given_after_the_family(conversation, lang, family, size_and_v
 @pytest.mark.parametrize("lang,message,shown", [
     ("fa", "Falcon3 10B رو با لورا آموزش بدیم", "Falcon3 10B"),
     ("tr", "zephyrix 12b modelini lora ile eğiteceğiz", "Zephyrix 12B"),
+    # a Hub id with no preset, no Hub reachable from the tests: its family and size, never "a 1B model"
+    ("tr", "allenai/OLMo-2-0425-1B-Instruct modelini qlora ile eğiteceğiz", "OLMo 2 0425 1B"),
+    ("fa", "allenai/OLMo-2-0425-1B-Instruct رو با لورا", "OLMo 2 0425 1B"),
 ])
 def test_an_unknown_family_and_size_is_shown_as_named(conversation, lang, message, shown):
     c = conversation()
