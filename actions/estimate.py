@@ -225,7 +225,8 @@ class ActionEstimate(Action):
             advice, fields, lang, wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
         if image:
             dispatcher.utter_message(image=image)
-        if advice.needs_quote:
+        if advice.needs_quote and tracker.get_slot("pending_offer") != "quote":
+            # (not again when the previous turn offered it: the first answer of a multi-GPU job does)
             dispatcher.utter_message(response="utter_estimate_offer_quote")
         elif first_estimate:
             # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
