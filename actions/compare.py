@@ -29,26 +29,14 @@ def requested_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
     return compare
 
 
-def method_before_this_message(tracker: Tracker) -> Optional[Text]:
-    """The method of the job before the latest message (its own values are already set when this action runs)."""
-    seen_user = False
-    for event in reversed(tracker.events):
-        if event.get("event") == "user":
-            if seen_user:
-                continue
-            seen_user = True
-        elif seen_user and event.get("event") == "slot" and event.get("name") == "method" and event.get("value"):
-            return str(event["value"])
-    return None
-
-
 def method_what_if(tracker: Tracker) -> Optional[Dict[str, Any]]:
     """"Would QLoRA be even cheaper?" after an estimate names one option: the job's method until now and the
     one named, side by side (blind round 2: it was answered "which two options?")."""
     from bot.text.parsed import parsed_message
 
     named = parsed_message(tracker.latest_message.get("text") or "").method
-    current = method_before_this_message(tracker)
+    summary = tracker.get_slot("estimate_summary")
+    current = summary.get("method") if isinstance(summary, dict) else None  # the method of the last estimate
     if named is None or current is None or named == current or not tracker.get_slot("model"):
         return None
     return {"kind": "method", "options": [current, named]}

@@ -157,6 +157,7 @@ def estimate_summary(advice: Any) -> Dict[Text, Any]:
             "card": multi.card_id, "count": int(multi.count), "sharding": str(multi.sharding),
             "per_gpu_gib": round(float(multi.per_gpu_gib), 1)},
         "model_display": advice.preset.display,
+        "method": advice.plan.method,  # what "would QLoRA be cheaper?" compares with (actions/compare.py)
     }
 
 

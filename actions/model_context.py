@@ -29,7 +29,7 @@ def family_named_earlier(texts: Iterable[Text]) -> Optional[Text]:
     for text in texts:
         for token in tokenize(fold(text or "")):
             word = token.text
-            if word in families:
+            if word in families and len(word) >= 3:  # "yi" is also a Turkish case ending ("8B'yi")
                 return families[word]
             stem = next((s for s in stems if word.startswith(s) and len(word) - len(s) <= 3), None)
             if stem:  # «لاماست», "llamayı": the family with a case ending or a verb glued on

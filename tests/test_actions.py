@@ -271,7 +271,7 @@ async def test_estimate_answers_in_turkish_with_chart_and_summary(tmp_path, monk
     assert chart.stat().st_size > 1000
     summary = as_dict(events)["estimate_summary"]
     assert set(summary) == {"per_gpu_gib", "low_gib", "high_gib", "best_card", "best_price_usd_hour",
-                            "fitting_cards", "needs_quote", "multi_gpu", "model_display"}
+                            "fitting_cards", "needs_quote", "multi_gpu", "model_display", "method"}
     kb = load_knowledge()
     assert summary["best_card"] in {g.id for g in kb.gpus}
     assert summary["low_gib"] <= summary["per_gpu_gib"] <= summary["high_gib"]
@@ -530,10 +530,9 @@ async def test_the_estimate_form_reads_the_message_that_left_the_handoff_form():
 async def test_a_model_size_outside_the_presets_offers_a_person(tmp_path, monkeypatch):
     monkeypatch.setenv("ADVISOR_CHART_DIR", str(tmp_path))
     dispatcher = CollectingDispatcher()
-    # (405B has a preset since blind round 2: Llama 3.1 405B; a 1000B model is still outside them all)
-    slots = {"model_size_b": 1000.0, "method": "qlora", "seq_len": 4096.0, "budget_unlimited": True, "language": "fa"}
-    events = await ActionEstimate().run(dispatcher, make_tracker("1000B", slots=slots), DOMAIN)
-    assert "1000" in dispatcher.messages[0]["text"]
+    slots = {"model_size_b": 405.0, "method": "qlora", "seq_len": 4096.0, "budget_unlimited": True, "language": "fa"}
+    events = await ActionEstimate().run(dispatcher, make_tracker("405B", slots=slots), DOMAIN)
+    assert "405" in dispatcher.messages[0]["text"]
     assert responses(dispatcher) == ["utter_offer_review_by_person"]
     assert events == []
 

@@ -144,6 +144,7 @@ def test_a_family_named_earlier_and_a_version_now():
     assert model_with_earlier_family("8 milyarlık, sürüm 3.1", 8, ["Llama kullanıyoruz"]).model_id == "llama-3.1-8b"
     assert model_with_earlier_family("هشت میلیاردی", 8, ["لاما داریم"]).model_id == "llama-3.1-8b"
     assert model_with_earlier_family("8b", 8, ["merhaba"]) is None
+    assert family_named_earlier(["8B'yi LoRA ile eğiteceğiz"]) is None  # a case ending, not the Yi family
 
 
 @pytest.mark.parametrize("query, shown", [
