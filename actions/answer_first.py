@@ -60,18 +60,33 @@ def assumed_labels(slots: Mapping[Text, Any], lang: Text) -> List[Text]:
     return labels
 
 
-def first_answer(slots: Mapping[Text, Any], lang: Text, message: Text = "") -> Optional[Text]:
-    """The card for the job with the defaults taken, and what was assumed, and a word on each card ``message``
-    names (actions/named_cards.py); None when it cannot be computed."""
+def first_advice(slots: Mapping[Text, Any]) -> Any:
+    """The advice for the job with the defaults taken; None when it cannot be computed."""
     from actions.estimate import advice_request_fields
     from bot.advisor.advice import AdviceRequest, advise
-    from bot.present.advice_text import render_first_answer
 
     filled = {**slots, **assumed_values(slots)}
     fields = advice_request_fields(_Slots(filled))
     try:
-        advice = advise(AdviceRequest(**fields))
+        return advise(AdviceRequest(**fields))
     except ValueError:  # InputError too: the full estimate says what is wrong with the value
+        return None
+
+
+def needs_quote(slots: Mapping[Text, Any]) -> bool:
+    """The job needs several GPUs (no single card holds it): the first answer offers a quote or a person at once,
+    as the full estimate does (a cluster is confirmed in a quote)."""
+    advice = first_advice(slots)
+    return bool(advice is not None and advice.needs_quote)
+
+
+def first_answer(slots: Mapping[Text, Any], lang: Text, message: Text = "") -> Optional[Text]:
+    """The card for the job with the defaults taken, and what was assumed, and a word on each card ``message``
+    names (actions/named_cards.py); None when it cannot be computed."""
+    from bot.present.advice_text import render_first_answer
+
+    advice = first_advice(slots)
+    if advice is None:
         return None
     from actions.dialogue_text import noted_values
 

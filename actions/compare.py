@@ -25,8 +25,21 @@ def requested_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
         logger.exception("parse_values failed on a comparison message")
         return None
     if not isinstance(compare, dict) or len(compare.get("options") or []) != 2:
-        return None
+        return method_what_if(tracker)
     return compare
+
+
+def method_what_if(tracker: Tracker) -> Optional[Dict[str, Any]]:
+    """"Would QLoRA be even cheaper?" after an estimate names one option: the job's method until now and the
+    one named, side by side (blind round 2: it was answered "which two options?")."""
+    from bot.text.parsed import parsed_message
+
+    named = parsed_message(tracker.latest_message.get("text") or "").method
+    summary = tracker.get_slot("estimate_summary")
+    current = summary.get("method") if isinstance(summary, dict) else None  # the method of the last estimate
+    if named is None or current is None or named == current or not tracker.get_slot("model"):
+        return None
+    return {"kind": "method", "options": [current, named]}
 
 
 def card_facts(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:

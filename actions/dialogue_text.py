@@ -53,7 +53,10 @@ def model_label(slots: Mapping[str, Any], lang: str) -> Optional[str]:
     if slots.get("custom_arch_label"):
         return str(slots["custom_arch_label"])
     if slots.get("model_unrecognised"):
-        return str(slots["model_unrecognised"])  # the name as typed; the estimate says which stand-in it uses
+        from actions.model_notes import display_name
+
+        # the name as typed ("Falcon3 10B", never "a 10B model"); the estimate says which stand-in it uses
+        return display_name(str(slots["model_unrecognised"]))
     if slots.get("model_id"):
         try:
             return load_knowledge().model(str(slots["model_id"])).display

@@ -157,6 +157,7 @@ def estimate_summary(advice: Any) -> Dict[Text, Any]:
             "card": multi.card_id, "count": int(multi.count), "sharding": str(multi.sharding),
             "per_gpu_gib": round(float(multi.per_gpu_gib), 1)},
         "model_display": advice.preset.display,
+        "method": advice.plan.method,  # what "would QLoRA be cheaper?" compares with (actions/compare.py)
     }
 
 
@@ -225,7 +226,8 @@ class ActionEstimate(Action):
             advice, fields, lang, wait=tracker.get_latest_input_channel() in CHANNELS_NEEDING_THE_FILE)
         if image:
             dispatcher.utter_message(image=image)
-        if advice.needs_quote:
+        if advice.needs_quote and tracker.get_slot("pending_offer") != "quote":
+            # (not again when the previous turn offered it: the first answer of a multi-GPU job does)
             dispatcher.utter_message(response="utter_estimate_offer_quote")
         elif first_estimate:
             # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Dict, List, Optional, Text
+from typing import Any, Dict, List, Optional, Sequence, Text
 
 from rasa_sdk import Tracker
 from rasa_sdk.events import ActionExecutionRejected, EventType, SlotSet
@@ -24,6 +24,7 @@ from bot.text.questions import is_question
 from actions.common import (CONTRACT_SLOTS, FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
                             VOLUME_SLOTS, actions_before_form_run, conversation_language, is_interruption,
                             latest_intent, payload_entities, recent_bot_texts)
+from actions.dialogue_text import text as dialogue_text
 from actions.fallback import FAILED_TURNS_BEFORE_HANDOFF_OFFER, count_failed_turn
 
 METHODS = ("full", "lora", "qlora")
@@ -151,6 +152,28 @@ def _model_from_text(dispatcher: CollectingDispatcher, parsed: Any, text: Text, 
     return {}
 
 
+def _with_earlier_family(parsed: Any, text: Text, earlier: Sequence[Text]) -> Any:
+    """A bare size ("the 8-billion one, version 3.1") after a message that named only the family ("Llama"): the
+    family's preset of that size (actions/model_context.py)."""
+    if parsed.model_id or parsed.model_query or parsed.custom_arch or not _number(parsed.model_size_b) or not earlier:
+        return parsed
+    from actions.model_context import model_with_earlier_family
+
+    named = model_with_earlier_family(text, float(parsed.model_size_b), earlier)
+    if named is None:
+        return parsed
+    return parsed.copy(update={name: getattr(named, name) for name in
+                               ("model_id", "model_size_b", "model_query", "model_family", "model_version_assumed")})
+
+
+def earlier_user_texts(tracker: Tracker) -> List[Text]:
+    """The customer's earlier messages, newest first (the latest one left out)."""
+    from actions.model_context import EARLIER_MESSAGES
+
+    texts = [event.get("text") or "" for event in tracker.events if event.get("event") == "user"]
+    return list(reversed(texts[:-1]))[:EARLIER_MESSAGES]
+
+
 # The parser's fields that answer each form question.
 ANSWER_FIELDS = {"model": ("model_id", "model_size_b"), "method": ("method",), "seq_len": ("seq_len",),
                  "budget": ("budget_usd", "budget_unlimited", "hourly_cap")}
@@ -186,6 +209,10 @@ class ValidateEstimateForm(FormValidationAction):
             # action_validate_slot_mappings, and a filled form slot would stop Rasa from rejecting the form turn
             # on its own, so the turn is handed over explicitly; the form resumes after the answer.
             return [ActionExecutionRejected(self.form_name())]
+        if answers and self._budget_fit_without_budget(tracker):
+            # "Does it fit my budget?" and no amount known: the budget is asked for, never assumed.
+            dispatcher.utter_message(text=dialogue_text("budget_fit_needs_budget", conversation_language(tracker)))
+            return [SlotSet("budget", None), SlotSet("budget_unlimited", None), SlotSet(REQUESTED_SLOT, "budget")]
         if answers:
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
@@ -237,10 +264,17 @@ class ValidateEstimateForm(FormValidationAction):
             updates.update(assumed_values(slots))
             return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, None)]
         message = tracker.latest_message.get("text") or ""
-        answer = first_answer(slots, lang, message) if self._answer_first_now(slots, next_slot) else None
+        again = self._answer_again(slots, next_slot, updates)
+        answer = first_answer(slots, lang, message) if again or self._answer_first_now(slots, next_slot) else None
         if not answer:
             return None
         dispatcher.utter_message(text=answer)
+        from actions.answer_first import needs_quote
+
+        if needs_quote(slots):
+            # Several GPUs or a cluster: the quote or a person is offered with the first answer (its buttons; a
+            # typed yes is read through pending_offer, actions/language.py OFFERS).
+            dispatcher.utter_message(response="utter_estimate_offer_quote")
         updates[ANSWERED_FIRST_SLOT] = True
         events = [SlotSet(name, value) for name, value in updates.items()]
         return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
@@ -251,6 +285,24 @@ class ValidateEstimateForm(FormValidationAction):
         from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
 
         return next_slot in REFINING_SLOTS and job_known(slots) and not slots.get(ANSWERED_FIRST_SLOT) \
+            and slots.get("estimate_summary") is None
+
+    @staticmethod
+    def _budget_fit_without_budget(tracker: Tracker) -> bool:
+        from actions.what_if import asks_budget_fit
+
+        return tracker.get_slot("budget_usd") is None and tracker.get_slot("hourly_cap") is None \
+            and asks_budget_fit(tracker.latest_message.get("text") or "")
+
+    @staticmethod
+    def _answer_again(slots: Dict[Text, Any], next_slot: Optional[Text], updates: Dict[Text, Any]) -> bool:
+        """The first answer was given and this message completes or changes a value of the job while a refining
+        question is still open: the card for the new values comes before that question ("only the budget is
+        missing" and no card, blind round 2)."""
+        from actions.answer_first import ANSWERED_FIRST_SLOT, REFINING_SLOTS, job_known
+
+        changed = any(name in NOTED_SLOTS and value is not None for name, value in updates.items())
+        return changed and next_slot in REFINING_SLOTS and job_known(slots) and bool(slots.get(ANSWERED_FIRST_SLOT)) \
             and slots.get("estimate_summary") is None
 
     @staticmethod
@@ -329,7 +381,8 @@ class ValidateEstimateForm(FormValidationAction):
         text = tracker.latest_message.get("text") or ""
         updates = self._from_payload(payload_entities(tracker))
         if not updates and not text.startswith("/"):
-            updates = self._from_text(dispatcher, text, requested, conversation_language(tracker))
+            updates = self._from_text(dispatcher, text, requested, conversation_language(tracker),
+                                      slots=tracker.slots, earlier=earlier_user_texts(tracker))
             updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
         if updates:
             updates = refuse_out_of_range(dispatcher, updates, conversation_language(tracker))
@@ -403,10 +456,16 @@ class ValidateEstimateForm(FormValidationAction):
 
     @staticmethod
     def _from_text(dispatcher: CollectingDispatcher, text: Text, requested: Optional[Text],
-                   lang: Text = "fa") -> Dict[Text, Any]:
+                   lang: Text = "fa", slots: Optional[Dict[Text, Any]] = None,
+                   earlier: Sequence[Text] = ()) -> Dict[Text, Any]:
+        """Slot updates from the text; ``slots`` (the conversation's) lets the plan's state decide what a bare
+        number means after an estimate (actions/what_if.py)."""
+        from actions.what_if import reread_expected
         from bot.text.parsed import parsed_message
 
-        parsed = parsed_message(text, expected=requested)
+        parsed = parsed_message(text, expected=reread_expected(text, requested, slots,
+                                                               earlier[0] if earlier else None))
+        parsed = _with_earlier_family(parsed, text, earlier)
         updates: Dict[Text, Any] = _model_from_text(dispatcher, parsed, text, lang)
         if parsed.method in METHODS:
             updates["method"] = parsed.method

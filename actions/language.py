@@ -76,7 +76,7 @@ def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
     """Job values of a message the estimate form will not read itself (FAQ, chit-chat, handoff, comparison ...)."""
     from rasa_sdk.executor import CollectingDispatcher as Silent
 
-    from actions.forms import ValidateEstimateForm, contract_values, refuse_out_of_range
+    from actions.forms import ValidateEstimateForm, contract_values, earlier_user_texts, refuse_out_of_range
 
     text = tracker.latest_message.get("text") or ""
     intent = latest_intent(tracker)
@@ -85,7 +85,8 @@ def job_values_of_message(tracker: Tracker) -> Dict[Text, Any]:
             or text.startswith("/"):
         return {}
     # The form's own reader, with its notes (ambiguity, currency) left unsaid: the rule's answer comes first.
-    updates = ValidateEstimateForm._from_text(Silent(), text, None, conversation_language(tracker))
+    updates = ValidateEstimateForm._from_text(Silent(), text, None, conversation_language(tracker),
+                                              slots=tracker.slots, earlier=earlier_user_texts(tracker))
     updates.update(contract_values(text, {**tracker.slots, **updates}, updates, tracker.slots))
     # A value the estimator would refuse is not kept here either (issue 20, finding 6); the form asks again.
     updates = refuse_out_of_range(Silent(), updates, conversation_language(tracker))

@@ -9,6 +9,7 @@ and how it may differ, and widens the range to what the known architectures arou
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Dict, List, Optional, Text
 
 # Presets whose size is within this factor of the stand-in's count as "about this size" when the range is widened:
@@ -59,6 +60,29 @@ def version_note(preset_id: Text, lang: Text, kb: Any = None) -> Optional[Text]:
                    family=family.display if family else preset.family)
 
 
+def display_name(query: Text) -> Text:
+    """A model name we do not know, as an answer writes it: "falcon3 10b" -> "Falcon3 10B", "zephyr 7b" ->
+    "Zephyr 7B" - the family and the size the customer typed, never "a 10B model" (blind round 2). Words in
+    another script are left as typed."""
+    from bot.advisor.knowledge import load_knowledge
+
+    # a Hub id's name ("olmo-2-0425-1b-instruct") is read as words; a family we know is written as its family is
+    families = {family_id: family.display for family_id, family in load_knowledge().families.items()}
+    words = []
+    for word in re.split(r"[\s_]+|-(?=\w)", str(query)):
+        if not word:
+            continue
+        if re.fullmatch(r"\d+(?:[.,]\d+)?[bm]", word):
+            words.append(word[:-1] + word[-1].upper())
+        elif word in families:
+            words.append(families[word])
+        elif word[:1].isascii() and word[:1].isalpha():
+            words.append(word[:1].upper() + word[1:])
+        else:
+            words.append(word)
+    return " ".join(words)
+
+
 def unrecognised_note(query: Text, advice: Any, fields: Dict[Text, Any], lang: Text, kb: Any = None
                       ) -> Optional[Text]:
     """The lines said after the estimate for a model computed with a stand-in (None when nothing to say)."""
@@ -72,7 +96,7 @@ def unrecognised_note(query: Text, advice: Any, fields: Dict[Text, Any], lang: T
         same_family = bool(resolved.unrecognised) and resolved.preset.id == preset.id
     except InputError:
         same_family = False
-    lines: List[Text] = [kb.text("model_unrecognised", lang, query=query)]
+    lines: List[Text] = [kb.text("model_unrecognised", lang, query=display_name(query))]
     if same_family and "unknown_model_stand_in" in kb.texts:
         codes = substitute_differences(preset, kb)
         differences = kb.text("list_separator", lang).join(

@@ -68,7 +68,7 @@ def test_rendered_comparison_has_both_columns_and_a_conclusion(lang):
 
 
 @pytest.mark.parametrize("kind,options", [("gpu", ["h100", "tpu-v5"]), ("method", ["lora", "dpo"]),
-                                          ("model", ["8b", "405b"]), ("model", ["8b", "xyzzy"]), ("size", ["a", "b"])])
+                                          ("model", ["8b", "6000b"]), ("model", ["8b", "xyzzy"]), ("size", ["a", "b"])])
 def test_bad_options_are_input_errors_with_a_text(kind, options):
     from bot.present.render import render_error
 

@@ -45,7 +45,7 @@ def test_the_estimate_note_names_the_model_the_stand_in_and_a_wider_range(lang):
     fields = dict(model=values["model_id"], size_b=None, method="qlora", seq_len=2048)
     advice = advise(AdviceRequest(**fields))
     note = unrecognised_note("qwen 4.5 8b", advice, fields, lang)
-    assert "qwen 4.5 8b" in note and advice.preset.display in note
+    assert "Qwen 4.5 8B" in note and advice.preset.display in note
     assert ("فقط اندازه" not in note) and ("Yalnızca model boyutunu" not in note)
     kb = load_knowledge()
     assert kb.text("model_difference_vocab", lang) in note
@@ -57,11 +57,12 @@ def test_the_estimate_note_names_the_model_the_stand_in_and_a_wider_range(lang):
 
 
 def test_an_unknown_family_uses_the_reference_preset_of_that_size_and_says_so():
-    updates, _ = _read("olmo 7b'yi lora ile eğitmek istiyorum", "tr")
-    assert updates["model_unrecognised"] == "olmo 7b"
+    updates, _ = _read("stablelm 7b'yi lora ile eğitmek istiyorum", "tr")
+    assert updates["model_unrecognised"] == "stablelm 7b"
     fields = dict(model=updates["model_id"], size_b=None, method="lora", seq_len=2048)
-    note = unrecognised_note("olmo 7b", advise(AdviceRequest(**fields)), fields, "tr")
-    assert "olmo 7b" in note and "referans modelimiz" in note and "config.json" in note
+    note = unrecognised_note("stablelm 7b", advise(AdviceRequest(**fields)), fields, "tr")
+    # the name as the customer gave it, family and size (blind round 2: never "a 7B model")
+    assert "Stablelm 7B" in note and "referans modelimiz" in note and "config.json" in note
 
 
 @pytest.mark.parametrize("lang, word", [("fa", "config.json"), ("tr", "config.json")])

@@ -227,7 +227,7 @@ def test_an_hourly_price_is_a_cap_not_a_budget(kb):
 
 
 def test_an_unknown_name_is_kept_and_never_becomes_a_known_preset(kb):
-    for text in ("qwen 4.5 8b lora", "gemma 5 12b", "llama 4.5 70b", "olmo 7b", "smollm2 1.7b ile"):
+    for text in ("qwen 4.5 8b lora", "gemma 5 12b", "llama 4.5 70b", "olmo 3 7b", "smollm3 3b ile", "stablelm 7b"):
         parsed = parse_values(text, kb=kb)
         assert parsed.model_id is None and parsed.model_query, text
 
@@ -274,7 +274,7 @@ def test_names_resolved_once_per_knowledge_base_with_a_bound(monkeypatch):
 
     monkeypatch.setattr(knowledge, "match_model", counting)
     monkeypatch.setattr(parse, "_RESOLVED", type(parse._RESOLVED)())
-    names = ["qwen 7b", "mistral small 24b", "llama 70b", "olmo 7b", "gemma 9b"]
+    names = ["qwen 7b", "mistral small 24b", "llama 70b", "stablelm 7b", "gemma 9b"]
     first = [parse._resolve_name(name, kb) for name in names]
     again = [parse._resolve_name(name, kb) for name in names]
     assert first == again and len(asked) == len(names)

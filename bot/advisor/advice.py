@@ -316,6 +316,12 @@ def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] 
         counts = [n for n in recommend.MULTI_GPU_COUNTS if n > plan.gpus]
         multi = recommend.multi_gpu_plan(plan, kb.gpus, estimate_memory, sharded_plan, vat_rate=vat,
                                          volume_tokens=volume, counts=counts)
+        if multi is None:
+            # No one server holds it: the same job over several 8-GPU servers (a cluster the quote confirms).
+            nodes = [n for n in recommend.MULTI_NODE_COUNTS if n > plan.gpus]
+            multi = recommend.multi_gpu_plan(plan, kb.gpus, estimate_memory, sharded_plan, vat_rate=vat,
+                                             volume_tokens=volume, counts=nodes)
+            counts = counts + nodes
     pure_bf16 = None
     if plan.method == "full" and plan.precision != "bf16":
         data = plan.dict()

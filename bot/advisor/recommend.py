@@ -29,6 +29,11 @@ TIGHT_HEADROOM = 0.10
 
 # Multi-GPU servers offered in quotes hold 2, 4 or 8 GPUs of one type (typical server sizes).
 MULTI_GPU_COUNTS = (2, 4, 8)
+# A job no 8-GPU server holds (full fine-tuning of a 235B or 400B MoE, of a 405B dense model) is planned over several
+# such servers, 2 to 16 of them, so the first answer still names a card, a count and the memory per GPU; the quote
+# confirms the cluster (seed article: capacity and exact price are confirmed in the quote).
+GPUS_PER_SERVER = 8
+MULTI_NODE_COUNTS = (16, 32, 64, 128)
 
 FitStatus = Literal["fits", "tight", "no_fit"]
 

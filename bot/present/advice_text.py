@@ -103,7 +103,10 @@ def _no_single_card(advice, lang: str, kb: Knowledge) -> str:
         time = kb.text("card_time", lang, duration=duration(multi.hours, lang, kb),
                        cost_vat=money(multi.cost_usd_with_vat, lang))
     prices = _multi_prices(multi, advice)
-    return kb.text("rec_multi_gpu", lang, total=gb(estimate.per_gpu_gib, lang),
+    from bot.advisor.recommend import GPUS_PER_SERVER
+
+    key = "rec_multi_gpu" if multi.count <= GPUS_PER_SERVER else "rec_multi_node"
+    return kb.text(key, lang, total=gb(estimate.per_gpu_gib, lang), servers=-(-multi.count // GPUS_PER_SERVER),
                    largest=number(largest.vram_gb, lang, 0), count=multi.count, name=multi.name,
                    per_gpu=gb(multi.per_gpu_gib, lang), price=money(prices["price"], lang),
                    price_vat=money(prices["price_vat"], lang), time=time)

@@ -34,10 +34,33 @@ def _patterns(path: Optional[str] = None) -> Tuple[Tuple[Pattern, str], ...]:
     return tuple(patterns)
 
 
+@lru_cache(maxsize=1)
+def _model_names_with_stack_words() -> Optional[Pattern]:
+    """Model names (knowledge/models.yml ids, display names, aliases) that contain a stack's word: "Mistral NeMo"
+    names a model, not NVIDIA NeMo AutoModel, so these names are taken out before stacks are looked for."""
+    from bot.advisor.knowledge import load_knowledge
+
+    stack_words = {pattern for pattern, _ in _patterns()}
+    names = set()
+    for preset in load_knowledge().models:
+        for name in [preset.id, preset.display, *preset.aliases]:
+            folded = " ".join(re.split(r"[\s\-_]+", fold(name).strip()))
+            if any(pattern.search(folded) for pattern in stack_words):
+                names.add(folded)
+    if not names:
+        return None
+    bodies = sorted((r"[\s\-_]+".join(re.escape(part) for part in name.split()) for name in names), key=len,
+                    reverse=True)
+    return re.compile(rf"(?<![\w])(?:{'|'.join(bodies)})(?![\w])")
+
+
 def read_stack(text: Optional[str]) -> Optional[str]:
     """The stack id (knowledge/stacks.yml) the message names, or None."""
     if not text or not isinstance(text, str):
         return None
     folded = fold(text)
+    model_names = _model_names_with_stack_words()
+    if model_names is not None:
+        folded = model_names.sub(" ", folded)
     found = {stack_id for pattern, stack_id in _patterns() if pattern.search(folded)}
     return found.pop() if len(found) == 1 else None

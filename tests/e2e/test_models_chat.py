@@ -173,7 +173,8 @@ def test_a_config_without_a_key_is_answered_naming_the_key(conversation, lang, i
 @pytest.mark.parametrize("lang,message,query,stand_in", [
     ("fa", "می‌خوام qwen 4.5 8b رو با کیولورا آموزش بدم، ۲۰۴۸ توکن، بودجه ۳۰ دلار", "qwen 4.5 8b", "Qwen3 8B"),
     ("tr", "Gemma 5 12B'yi LoRA ile 2048 token ile eğitsek, bütçemiz 60 dolar", "gemma 5 12b", "Gemma 3 12B"),
-    ("tr", "olmo 7b'yi qlora ile 2048 token eğitmek istiyorum, 30 dolar", "olmo 7b", None),
+    # (OLMo 2 has presets since blind round 2; StableLM has none)
+    ("tr", "stablelm 7b'yi qlora ile 2048 token eğitmek istiyorum, 30 dolar", "stablelm 7b", None),
 ])
 def test_an_unknown_model_is_named_never_taken_for_a_size(conversation, lang, message, query, stand_in):
     c = conversation()

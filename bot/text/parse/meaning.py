@@ -34,6 +34,8 @@ class QuantityMeaning:
         if q.weak and not q.counter and unit in (None, "examples", "params", "ignore"):
             if not (unit is None and expected is not None and self._is_whole_answer(q)):
                 return "skip", None  # "bir örnek" is "an example", "یک مدل" "a model", "نه" is "no"
+        if unit == "active_params" or q.keyword == "active_params":
+            return "skip", None  # "Qwen3-30B-A3B, active 3B": the MoE's active parameters, not a new size
         if unit == "ignore" or q.keyword == "ignore" and q.scale is None and unit is None:
             return "skip", None
         return None

@@ -10,6 +10,10 @@ from bot.text.numbers import Lexicon, parse_number
 from bot.text.parse.values import RANGE_DASHES
 
 
+# A weak number word ("bir", «یک») with a card word is a GPU count only in a short answer ("یک کارت", "bir kart").
+MAX_WORDS_OF_A_COUNT = 3
+
+
 @dataclass
 class _Quantity:
     first: int  # index of its first token
@@ -290,12 +294,16 @@ class QuantityReader:
             return
         if tag.category == "unit":
             q.unit, q.unit_end = tag.label, tag.end
+            if tag.label == "gpus" and q.weak and not q.counter and self.content_count > MAX_WORDS_OF_A_COUNT:
+                # "daha iyi bir kart önerir misin", «یه کارت بهتر داری؟»: "a card" in a sentence, not a count of
+                # one ("یک کارت" alone, "bir tane kart" are)
+                q.unit = "skip_weak"
         elif tag.category == "gpu":
             q.unit, q.unit_end = "gpus", tag.end
             if q.weak and not q.counter:
                 q.unit = "skip_weak"  # "on A100" is English "on", "bir A100" just "an A100"
-        elif tag.category == "keyword" and tag.label == "seq_len":
-            q.unit, q.unit_end = "seq_len", tag.end  # "4096 context", "4k bağlam"
+        elif tag.category == "keyword" and tag.label in ("seq_len", "active_params"):
+            q.unit, q.unit_end = tag.label, tag.end  # "4096 context", "4k bağlam", "3B aktif"
 
     def _unit_before(self, q: _Quantity) -> Optional[str]:
         """A unit written before the number: "%20", "$50", "A100 x 2", "H100 2 tane"."""
