@@ -15,6 +15,8 @@ import pytest
 
 from tests.servers import ROOT, free_port, stop_process
 
+# HAProxy is installed by `make test` (cluster-deps), after `make check`: the cluster's tests run in the full suite.
+pytestmark = pytest.mark.cluster
 LIMIT = 5
 
 
