@@ -115,6 +115,12 @@ def previous_turn_answer(tracker: Tracker) -> Optional[str]:
     return turn_answer(*turns[-2])
 
 
+def previous_user_event(tracker: Tracker) -> Optional[Dict[str, Any]]:
+    """The user message before the latest one (within the previous turn the action payload holds)."""
+    turns = user_turns(list(tracker.events))
+    return turns[-2][0] if len(turns) >= 2 else None
+
+
 def recent_bot_texts(tracker: Tracker) -> set:
     """The texts the bot sent in its previous turn and so far in this one.
 

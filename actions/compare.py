@@ -114,6 +114,19 @@ def card_facts(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
             for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
 
 
+def _one_card_alone(dispatcher: CollectingDispatcher, card_id: str, recommended: Optional[str], lang: Text,
+                    kb: Any) -> None:
+    """One card and nothing to pair it with: "that is the card I recommended" when it is, what the card is, and the
+    model question when no job is known yet."""
+    from actions.dialogue_text import text
+
+    if recommended == card_id:
+        dispatcher.utter_message(text=text("followup_card_is_recommended", lang, other=kb.gpu(card_id).name))
+    dispatcher.utter_message(text="\n".join(card_facts([card_id], lang, kb)))
+    if recommended is None:
+        dispatcher.utter_message(text=kb.text("compare_needs_model", lang))
+
+
 class ActionCompareOptions(Action):
     def name(self) -> Text:
         return "action_compare_options"
@@ -129,11 +142,7 @@ class ActionCompareOptions(Action):
         compare = requested_comparison(tracker) or one_card_comparison(tracker)
         cards = named_cards(tracker)
         if compare is None and cards:
-            # One card and no estimate to pair it with (or the recommended card itself): what the card is, and the
-            # model question when no job is known yet.
-            dispatcher.utter_message(text="\n".join(card_facts(cards[:1], lang, kb)))
-            if recommended_card(tracker) is None:
-                dispatcher.utter_message(text=kb.text("compare_needs_model", lang))
+            _one_card_alone(dispatcher, cards[0], recommended_card(tracker), lang, kb)
             return []
         if compare is None:
             dispatcher.utter_message(text=kb.text("compare_not_understood", lang))

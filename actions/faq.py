@@ -118,13 +118,12 @@ class ActionAnswerFaq(Action):
     def _card_asked_before(tracker: Tracker, lang: Text, kb: Any) -> List[Text]:
         """ "And with KDV?" right after a card's price (action_card_facts): that card's price again, with and
         without VAT, under the general answer (issue 21, round 2)."""
+        from actions.common import event_intent, previous_user_event
         from actions.compare import card_price_lines
         from bot.text.followups import read_followup
 
-        users = [event for event in tracker.events if event.get("event") == "user"]
-        previous = users[-2] if len(users) >= 2 else None
-        intent = ((previous or {}).get("parse_data") or {}).get("intent") or {}
-        if intent.get("name") != "card_facts":
+        previous = previous_user_event(tracker)
+        if previous is None or event_intent(previous) != "card_facts":
             return []
         return card_price_lines(list(read_followup(previous.get("text") or "", kb).cards), lang, kb)
 

@@ -307,3 +307,18 @@ def test_too_expensive_with_another_method_is_a_new_estimate(conversation, lang,
     assert tracker_slots(c)["method"] == "qlora"
     text = joined(replies)
     assert "GB" in text and any(name in text for name in CARD_NAMES), text
+
+
+@pytest.mark.parametrize("lang,job,question", [
+    ("fa", "mistral 7b با lora، طول توالی ۱۰۲۴، بودجه محدودیت نداره", "با {card} هم مقایسه‌اش کن"),
+    ("tr", "mistral 7b lora 1024 token, bütçe sınırı yok", "{card} ile de kıyaslar mısın?"),
+])
+def test_compare_with_the_recommended_card_itself_says_so(conversation, lang, job, question):
+    from actions.dialogue_text import text
+
+    c = conversation()
+    c.say(job)
+    recommended = CARDS[tracker_slots(c)["estimate_summary"]["best_card"]].name
+    replies = c.say(question.format(card=recommended))
+    assert_language(replies, lang)
+    assert text("followup_card_is_recommended", lang, other=recommended) in texts(replies), joined(replies)
