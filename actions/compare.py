@@ -34,6 +34,18 @@ def requested_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
     return compare
 
 
+def card_facts(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
+    """One line per catalogue card: memory, hourly price without and with VAT, and what it is typically used for."""
+    from bot.present.formatting import _vat_price, money
+
+    cards = {card.id: card for card in kb.gpus}
+    return [kb.text("compare_card_facts", lang, card=card.name, vram=money(card.vram_gb, lang, whole_if_round=True),
+                    price=money(card.price_usd_hour, lang),
+                    price_vat=money(_vat_price(card.price_usd_hour, kb.pricing.vat_rate), lang),
+                    use=getattr(card.typical_use, lang, card.typical_use.fa))
+            for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
+
+
 def named_cards(tracker: Tracker) -> List[str]:
     """The catalogue cards the latest message names, in order (bot.text.followups)."""
     from bot.advisor.knowledge import load_knowledge
@@ -100,18 +112,6 @@ class ActionCardFacts(Action):
         lines = (card_facts if memory else card_price_lines)(cards, lang, kb)
         dispatcher.utter_message(text="\n".join(lines) if lines else kb.text("compare_not_understood", lang))
         return []
-
-
-def card_facts(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
-    """One line per catalogue card: memory, hourly price without and with VAT, and what it is typically used for."""
-    from bot.present.formatting import _vat_price, money
-
-    cards = {card.id: card for card in kb.gpus}
-    return [kb.text("compare_card_facts", lang, card=card.name, vram=money(card.vram_gb, lang, whole_if_round=True),
-                    price=money(card.price_usd_hour, lang),
-                    price_vat=money(_vat_price(card.price_usd_hour, kb.pricing.vat_rate), lang),
-                    use=getattr(card.typical_use, lang, card.typical_use.fa))
-            for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
 
 
 def _one_card_alone(dispatcher: CollectingDispatcher, card_id: str, recommended: Optional[str], lang: Text,

@@ -255,6 +255,8 @@ def test_a_whole_finglish_request_is_estimated(conversation):
     assert last_intent(c) in ("estimate", "inform")
     text = joined(replies)
     assert "GB" in text and any(name in text for name in CARD_NAMES), text
+    slots = tracker_slots(c)
+    assert slots["examples"] == 1200 and slots["epochs"] == 3, slots
 
 
 # ------------------------------------------------------------------------- still open from round 1
