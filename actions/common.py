@@ -23,13 +23,15 @@ QUESTION_REPEAT = "question_repeat"
 CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge", "out_of_scope",
                           "unsupported_language", "request_human", "request_quote", "goodbye", "deny",
                           "compare_options", "own_card", "complaint", "capabilities", "order_multi_gpu",
-                          "switch_language", "dataset_upload", "ask_about_answer", "other_workload")
+                          "switch_language", "dataset_upload", "ask_about_answer", "other_workload",
+                          "buy_hardware", "complaint_price", "dataset_question", "card_facts")
 # Intents answered in the middle of the handoff form, which then asks its question again (the generated rules of
 # actions/rulegen.py; every FAQ intent too). The rest is read by the form: yes/no, a contact, or a re-ask.
 HANDOFF_CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge",
                                   "unsupported_language", "compare_options", "own_card", "capabilities",
                                   "order_multi_gpu", "switch_language", "ask_about_answer",
-                                  "other_workload")
+                                  "other_workload", "buy_hardware", "complaint_price", "dataset_question",
+                                  "card_facts")
 # Intents that do not count as a successful turn for the "two failed turns" counter.
 UNCERTAIN_INTENTS = ("nlu_fallback", "out_of_scope", "inform", "estimate", "affirm", "deny", "dont_know")
 
@@ -111,6 +113,12 @@ def previous_turn_answer(tracker: Tracker) -> Optional[str]:
     if len(turns) < 2:
         return None
     return turn_answer(*turns[-2])
+
+
+def previous_user_event(tracker: Tracker) -> Optional[Dict[str, Any]]:
+    """The user message before the latest one (within the previous turn the action payload holds)."""
+    turns = user_turns(list(tracker.events))
+    return turns[-2][0] if len(turns) >= 2 else None
 
 
 def recent_bot_texts(tracker: Tracker) -> set:

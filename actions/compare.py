@@ -1,5 +1,10 @@
 """action_compare_options: "LoRA or QLoRA?", "8B or 14B?", "H100 or A100?" answered side by side for the current job
-(bot.advisor.compare), then the conversation carries on where it was (H3's rules trigger it on compare_options)."""
+(bot.advisor.compare), then the conversation carries on where it was (H3's rules trigger it on compare_options).
+"Compare it with the A40 too?" after an estimate pairs the one card named with the card the estimate recommended.
+
+action_card_facts: a question about catalogue cards with no job in it ("hourly price of the L40S?", "do you rent
+the B200, how much memory?"): each card's price without and with VAT, and its memory only when asked about
+(issue 21, round 2)."""
 from __future__ import annotations
 
 import logging
@@ -55,6 +60,87 @@ def card_facts(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
             for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
 
 
+def named_cards(tracker: Tracker) -> List[str]:
+    """The catalogue cards the latest message names, in order (bot.text.followups)."""
+    from bot.advisor.knowledge import load_knowledge
+    from bot.text.followups import read_followup
+
+    return list(read_followup(tracker.latest_message.get("text") or "", load_knowledge()).cards)
+
+
+def recommended_card(tracker: Tracker) -> Optional[str]:
+    """The card the estimate recommended, or the one the advice recommends now for the job the slots hold (the
+    first answer gives a card before the form has finished), with the comparison's defaults; None without a job."""
+    from bot.advisor.advice import AdviceRequest, advise
+    from bot.advisor.compare import DEFAULT_METHOD, DEFAULT_SEQ_LEN
+    from bot.advisor.knowledge import InputError
+
+    summary = tracker.get_slot("estimate_summary")
+    if isinstance(summary, dict) and summary.get("best_card"):
+        return str(summary["best_card"])
+    job = {key: value for key, value in advice_request_fields(tracker).items() if value is not None}
+    if not (job.get("model") or job.get("size_b") or job.get("custom_arch")):
+        return None
+    job.setdefault("method", DEFAULT_METHOD)
+    job.setdefault("seq_len", DEFAULT_SEQ_LEN)
+    try:
+        advice = advise(AdviceRequest.from_values(**job))
+    except (InputError, ValueError):
+        return None
+    best = advice.recommendation.card if advice.recommendation is not None else advice.best
+    return best.card_id if best is not None else None
+
+
+def one_card_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
+    """{"kind": "gpu", "options": [recommended, named]} for "compare it with the A40 too?" after an estimate."""
+    recommended = recommended_card(tracker)
+    cards = [card for card in named_cards(tracker) if card != recommended]
+    if not recommended or len(cards) != 1:
+        return None
+    return {"kind": "gpu", "options": [recommended, cards[0]]}
+
+
+def card_price_lines(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
+    """One line per catalogue card: its hourly price without and with VAT, and nothing else."""
+    from bot.present.formatting import _vat_price, money
+
+    cards = {card.id: card for card in kb.gpus}
+    return [kb.text("card_price_line", lang, card=card.name, price=money(card.price_usd_hour, lang),
+                    price_vat=money(_vat_price(card.price_usd_hour, kb.pricing.vat_rate), lang))
+            for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
+
+
+class ActionCardFacts(Action):
+    def name(self) -> Text:
+        return "action_card_facts"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        from bot.advisor.knowledge import load_knowledge
+        from bot.text.topics import names_topic
+
+        kb = load_knowledge()
+        lang = conversation_language(tracker)
+        cards = named_cards(tracker)
+        memory = names_topic(tracker.latest_message.get("text") or "", "memory")
+        lines = (card_facts if memory else card_price_lines)(cards, lang, kb)
+        dispatcher.utter_message(text="\n".join(lines) if lines else kb.text("compare_not_understood", lang))
+        return []
+
+
+def _one_card_alone(dispatcher: CollectingDispatcher, card_id: str, recommended: Optional[str], lang: Text,
+                    kb: Any) -> None:
+    """One card and nothing to pair it with: "that is the card I recommended" when it is, what the card is, and the
+    model question when no job is known yet."""
+    from actions.dialogue_text import text
+
+    if recommended == card_id:
+        dispatcher.utter_message(text=text("followup_card_is_recommended", lang, other=kb.gpu(card_id).name))
+    dispatcher.utter_message(text="\n".join(card_facts([card_id], lang, kb)))
+    if recommended is None:
+        dispatcher.utter_message(text=kb.text("compare_needs_model", lang))
+
+
 class ActionCompareOptions(Action):
     def name(self) -> Text:
         return "action_compare_options"
@@ -67,7 +153,11 @@ class ActionCompareOptions(Action):
 
         kb = load_knowledge()
         lang = conversation_language(tracker)
-        compare = requested_comparison(tracker)
+        compare = requested_comparison(tracker) or one_card_comparison(tracker)
+        cards = named_cards(tracker)
+        if compare is None and cards:
+            _one_card_alone(dispatcher, cards[0], recommended_card(tracker), lang, kb)
+            return []
         if compare is None:
             dispatcher.utter_message(text=kb.text("compare_not_understood", lang))
             return []

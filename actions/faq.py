@@ -109,8 +109,23 @@ class ActionAnswerFaq(Action):
 
         kb = load_knowledge()
         lines = card_facts(list(read_followup(tracker.latest_message.get("text") or "", kb).cards), lang, kb)
+        if not lines:
+            lines = ActionAnswerFaq._card_asked_before(tracker, lang, kb)
         if lines:
             dispatcher.utter_message(text="\n".join(lines))
+
+    @staticmethod
+    def _card_asked_before(tracker: Tracker, lang: Text, kb: Any) -> List[Text]:
+        """ "And with KDV?" right after a card's price (action_card_facts): that card's price again, with and
+        without VAT, under the general answer (issue 21, round 2)."""
+        from actions.common import event_intent, previous_user_event
+        from actions.compare import card_price_lines
+        from bot.text.followups import read_followup
+
+        previous = previous_user_event(tracker)
+        if previous is None or event_intent(previous) != "card_facts":
+            return []
+        return card_price_lines(list(read_followup(previous.get("text") or "", kb).cards), lang, kb)
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:

@@ -40,12 +40,22 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
     "other_workload": "utter_other_workload",
     "own_card": "action_own_card",
     "switch_language": "action_repeat_last_answer",
+    # Issue 21, round 2: selling hardware, a complaint about prices, sending the training file, a card's facts.
+    "buy_hardware": "utter_rent_only",
+    "complaint_price": "utter_complaint_price",
+    "dataset_question": "utter_dataset_how",
+    "card_facts": "action_card_facts",
 }
 
 # Inside a form the general answer does not fit: utter_thank suggests trying another value of an estimate that
 # does not exist yet, utter_greet introduces the bot again with buttons that lead away from the question. The
 # form's own question follows these, so they stay short (domain/responses_flow.yml).
 IN_FORM_ANSWERS: Dict[str, str] = {"thank": "utter_thank_in_form", "greet": "utter_greet_in_form"}
+
+# A card's price asked in the middle of the estimate form (the answer-first card given, the budget asked) is
+# answered and the form left: resuming it would close it with its defaults and print the whole estimate, memory
+# figures and all, under a price question (issue 21, round 2). The values stay; the next value re-runs the form.
+LEAVES_ESTIMATE_FORM = ("card_facts",)
 
 # The form answers these itself (a hint and the same question), so they never interrupt it.
 FORM_READS_ITSELF = ("nlu_fallback",)
@@ -73,6 +83,13 @@ def build_rules() -> dict:
             if intent in skipped:
                 continue
             in_form = IN_FORM_ANSWERS.get(intent, action)
+            if form == FORM and intent in LEAVES_ESTIMATE_FORM:
+                rules.append({"rule": f"{intent} during {form}: {in_form}, then leave the form",
+                              "condition": [{"active_loop": form}],
+                              "steps": [{"intent": intent}, {"action": in_form},
+                                        {"action": "action_deactivate_loop"}, {"active_loop": None},
+                                        {"slot_was_set": [{"requested_slot": None}]}]})
+                continue
             rules.append({"rule": f"{intent} during {form}: {in_form}, then resume the form",
                           "condition": [{"active_loop": form}],
                           "steps": [{"intent": intent}, {"action": in_form},
