@@ -102,11 +102,12 @@ def one_card_comparison(tracker: Tracker) -> Optional[Dict[str, Any]]:
 
 def card_price_lines(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
     """One line per catalogue card: its hourly price without and with VAT, and nothing else."""
-    from bot.present.formatting import _vat_price, money
+    from bot.advisor.vat import price_with_vat
+    from bot.present.formatting import money
 
     cards = {card.id: card for card in kb.gpus}
     return [kb.text("card_price_line", lang, card=card.name, price=money(card.price_usd_hour, lang),
-                    price_vat=money(_vat_price(card.price_usd_hour, kb.pricing.vat_rate), lang))
+                    price_vat=money(price_with_vat(card.price_usd_hour, kb.pricing.vat_rate, to_cent=True), lang))
             for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
 
 

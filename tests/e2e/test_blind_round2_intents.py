@@ -23,7 +23,7 @@ import yaml
 
 from bot.advisor.knowledge import load_knowledge
 from bot.assistant.components.language_normalizer import is_keyboard_mash
-from bot.present.formatting import _vat_price
+from bot.advisor.vat import price_with_vat
 from tests.e2e.helpers import assert_language, joined, payloads, price_text, texts, tracker_slots
 from tests.servers import ROOT
 
@@ -57,7 +57,7 @@ def handed_over(conversation) -> bool:
 
 def prices(card_id: str, lang: str) -> tuple:
     price = CARDS[card_id].price_usd_hour
-    return price_text(price, lang), price_text(_vat_price(price, KB.pricing.vat_rate), lang)
+    return price_text(price, lang), price_text(price_with_vat(price, KB.pricing.vat_rate, to_cent=True), lang)
 
 
 # ------------------------------------------------------------------------- 1. one card's price or memory
