@@ -128,7 +128,8 @@ class NearDuplicateSketch:
         while first < len(examples_hashes):
             last = max(first + 1, int(np.searchsorted(offsets, offsets[first] + SHINGLES_PER_CHUNK)))
             end = offsets[last] if last < len(offsets) else values.size
-            permuted = values[offsets[first]:end, None] * self._a + self._b  # wraps: mod 2^32, as datasketch's
+            permuted = values[offsets[first]:end, None] * self._a  # uint32 wraps: mod 2^32, as datasketch's
+            permuted += self._b  # in place: one (shingles x permutations) array, not two
             out[first:last] = np.minimum.reduceat(permuted, offsets[first:last] - offsets[first], axis=0)
             first = last
         return out
