@@ -10,7 +10,7 @@ back with sendDocument (core.telegram.org/bots/api#senddocument, multipart uploa
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Dict
+from typing import Any, AsyncIterator, Dict, Optional
 
 import aiohttp
 
@@ -49,17 +49,16 @@ async def document_payload(api, document: Dict[str, Any], chat_id: str) -> str:
         return channel_check.rejected_payload("not_a_file")
 
 
-async def send_masked_copy(api, chat_id: str, send: bool = True) -> None:
-    """Send the conversation's new masked copy, if the check left one, as a document; then delete it."""
+async def send_masked_copy(api, chat_id: str, lang: Optional[str], send: bool = True) -> None:
+    """Send the conversation's new masked copy, if the check left one, as a document captioned in `lang` (both
+    languages when None); then delete it, sent or not."""
     copy = uploads.take_masked(chat_id)
     if copy is None:
         return
     try:
         if send:
-            from bot.assistant.channels.limits import conversation_language
             from bot.dataset.texts import load_dataset_knowledge
 
-            lang = await conversation_language(chat_id)
             kb = load_dataset_knowledge()
             caption = kb.text("masked_caption", lang) if lang else \
                 kb.text("masked_caption", "fa") + "\n" + kb.text("masked_caption", "tr")

@@ -358,4 +358,5 @@ class TelegramInput(InputChannel):
             if found.get("document"):  # the data check's masked copy, after its summary (deleted either way)
                 from bot.dataset.telegram_upload import send_masked_copy
 
-                await send_masked_copy(out.api, conversation, send=answered)
+                language = await conversation_language(conversation) if answered else None
+                await send_masked_copy(out.api, conversation, language, send=answered)
