@@ -102,6 +102,9 @@ def main() -> None:
         "",
         f"Found: {figures['examples']:,} examples, {figures['total']:,} tokens, {figures['exact']:,} exact and "
         f"{figures['near']:,} near duplicates, personal data {figures['pii']}, cover {figures['cover']}.",
+        "The generator draws every text from four sentences per language, so nearly every example is a near copy of "
+        "an earlier one (MinHash over word pairs, Jaccard >= 0.6; bot/dataset/duplicates.py): the costliest case for "
+        "the near-duplicate clustering, whose candidate pairs grow with the copies.",
         "",
         f"Command: `.venv/bin/python bench/bench_dataset.py --examples {args.examples} --model {args.model}`",
     ]

@@ -100,14 +100,15 @@ class BotApi:
         except aiohttp.ClientError as exc:  # the token is in the URL: never log the exception's URL
             raise BotApiError(f"{method}: cannot reach the Bot API at {self.api_url}: {type(exc).__name__}") from exc
 
-    async def upload(self, method: str, fields: Dict[str, Any], file_field: str, path: Path) -> Any:
+    async def upload(self, method: str, fields: Dict[str, Any], file_field: str, path: Path,
+                     file_name: Optional[str] = None, content_type: str = "image/png") -> Any:
         form = aiohttp.FormData()
         for key, value in fields.items():
             form.add_field(key, value if isinstance(value, str) else json.dumps(value))
         try:
             async with aiohttp.ClientSession(timeout=self._timeout) as session:
                 with open(path, "rb") as handle:
-                    form.add_field(file_field, handle, filename=path.name, content_type="image/png")
+                    form.add_field(file_field, handle, filename=file_name or path.name, content_type=content_type)
                     async with session.post(self._url(method), data=form) as resp:
                         return await self._result(method, resp)
         except aiohttp.ClientError as exc:

@@ -54,6 +54,20 @@ def test_token_counts_equal_the_reference_tokenizers(tokenizer_id):
         assert encoder.count_batch(samples[lang]) == reference[lang], lang
 
 
+def test_the_stand_in_note_quotes_the_measured_spread_of_the_shipped_tokenizers():
+    """knowledge/dataset.yml summary_stand_in states how far the real tokenizers differ from the stand-in on the
+    samples (bench/tokenizer_spread.py); the figures must be the measured ones."""
+    from bench.tokenizer_spread import sample_counts, stand_in_spread
+
+    spread = stand_in_spread(sample_counts())
+    note = KB.texts["summary_stand_in"]
+    assert f"{spread['fa']}% differently in Persian, {spread['tr']}% in Turkish and {spread['en']}% in English" \
+        in note.en
+    assert f"Farsçada %{spread['fa']}'e, Türkçede %{spread['tr']}'e, İngilizcede %{spread['en']}'ya" in note.tr
+    assert f"تا {spread['fa']}% در فارسی، {spread['tr']}% در ترکی و {spread['en']}% در انگلیسی" in note.fa
+    assert KB.tokenizer_for_model("gemma-3-12b")["stand_in"] and KB.tokenizer_for_model("llama-4-scout")["stand_in"]
+
+
 def test_models_map_to_their_family_tokenizer():
     assert KB.tokenizer_for_model("qwen2.5-7b")["tokenizer"] == "qwen2"
     assert KB.tokenizer_for_model("qwen3.5-9b")["tokenizer"] == "qwen3_5"

@@ -128,6 +128,14 @@ def test_a_jsonl_sent_as_a_telegram_document_gets_the_summary_and_the_estimate(t
     estimate = [text for text in answers if "GB" in text and "dolar" in text]
     assert estimate, answers  # the estimate ran with the measured length and volume
     assert fake.calls("sendPhoto"), "the length histogram is sent as a picture"
+    assert "maskelenmiş bir kopyayı bir sonraki mesajda" in summary
+    documents = [c for c in fake.calls("sendDocument") if str(c.payload["chat_id"]) == str(chat_id)]
+    assert len(documents) == 1 and documents[0].payload["document"] == "<file egitim-masked.jsonl>"
+    assert "maskelenmiş kopyası" in documents[0].payload["caption"]
+    masked = [json.loads(line) for line in documents[0].files["document"].decode("utf-8").splitlines()]
+    assert len(masked) == 30 and "[PHONE]" in masked[0]["messages"][1]["content"]
+    assert SECRET_PHONE not in documents[0].files["document"].decode("utf-8")
+    assert masked[1] == json.loads(path.read_text(encoding="utf-8").splitlines()[1])  # the rest as it was
     assert_no_content_left(server, [telegram["uploads"], telegram["charts"], ROOT / "var"], "tr")
 
 
@@ -218,7 +226,7 @@ def test_a_jsonl_uploaded_in_the_widget_gets_the_summary_and_the_estimate(site, 
     path = training_file(tmp_path, "fa", copies=40)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True)
-        context = browser.new_context(bypass_csp=True)
+        context = browser.new_context(bypass_csp=True, accept_downloads=True)
         page = context.new_page()
         errors = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -236,6 +244,16 @@ def test_a_jsonl_uploaded_in_the_widget_gets_the_summary_and_the_estimate(site, 
         page.locator(".gpa-row--bot .gpa-text", has_text="GB").last.wait_for(timeout=60000)
         page.wait_for_selector(".gpa-image", timeout=30000)
         text = summary.inner_text()
+        # the masked copy: offered while it waits in the upload folder, downloaded over the session, then deleted
+        offer = page.locator(".gpa-masked-download")
+        offer.wait_for(timeout=30000)
+        assert offer.inner_text() == "دریافت نسخهٔ پوشانده‌شده"
+        assert len(list(Path(site["uploads"]).glob("masked-*.jsonl"))) == 1
+        with page.expect_download(timeout=30000) as download_info:
+            offer.click()
+        download = download_info.value
+        masked_text = Path(download.path()).read_text(encoding="utf-8")
+        page.locator(".gpa-masked .gpa-text", has_text="پاک شد").wait_for(timeout=10000)
         session_id = page.evaluate("JSON.parse(localStorage.getItem('gpuAdvisor.session'))")
         session_id = session_id.get("id") if isinstance(session_id, dict) else session_id
         page.screenshot(path=str(ROOT / "test-artifacts" / "widget-dataset-fa.png"))
@@ -245,6 +263,10 @@ def test_a_jsonl_uploaded_in_the_widget_gets_the_summary_and_the_estimate(site, 
     kb = load_dataset_knowledge()
     report = analyse_file(str(path), kb.limits["widget"].read_limits(), "llama-3.1-8b")
     assert f"{report.examples} نمونهٔ قابل استفاده" in text and "Llama 3" in text
+    assert "با دکمهٔ زیر دریافتش کنید" in text
+    assert download.suggested_filename == "train-fa-masked.jsonl"
+    assert SECRET_PHONE not in masked_text and "[PHONE]" in masked_text
+    assert len(masked_text.splitlines()) == 40 and MARKERS["fa"][0] in masked_text
     slots = tracker(site["rasa"], session_id)["slots"]
     assert slots["seq_len"] == report.seq_len and slots["total_tokens"] == report.tokens_per_epoch
     assert_no_content_left(site["rasa"], [site["uploads"], site["charts"], ROOT / "var"], "fa")

@@ -351,6 +351,51 @@
     next(0);
   };
 
+  /** The masked copy of an uploaded file (dataset_masked): a download button; texts come from the server. */
+  Widget.prototype.offerMasked = function (offer) {
+    if (!offer || typeof offer !== "object" || typeof offer.copy_id !== "string") return;
+    var self = this;
+    var row = make("div", "gpa-row gpa-row--bot gpa-masked");
+    var node = make("button", "gpa-masked-download", String(offer.button || ""));
+    node.type = "button";
+    node.setAttribute("dir", textDirection(node.textContent) || "auto");
+    row.appendChild(node);
+    this.log.appendChild(row);
+    this.scrollDown();
+    node.addEventListener("click", function () {
+      node.disabled = true;
+      self.downloadMasked(offer, function (ok) {
+        var note = make("div", "gpa-text", String((ok ? offer.downloaded : offer.gone) || ""));
+        note.setAttribute("dir", textDirection(note.textContent) || "auto");
+        row.replaceChild(note, node);
+      });
+    });
+  };
+
+  /** Fetch the masked copy chunk by chunk over the session, then hand it to the browser as a download. */
+  Widget.prototype.downloadMasked = function (offer, done) {
+    var self = this;
+    var parts = [];
+    function next(index) {
+      self.socket.emit("dataset_masked_chunk", { session_id: self.sessionId, session_token: self.sessionToken,
+                                                 copy_id: offer.copy_id, index: index }, function (answer) {
+        if (!answer || answer.error || !answer.data) return done(false);
+        parts.push(answer.data);
+        if (!answer.last) return next(index + 1);
+        var url = URL.createObjectURL(new Blob(parts, { type: "application/octet-stream" }));
+        var link = make("a");
+        link.href = url;
+        link.download = String(offer.file_name || "masked");
+        document.body.appendChild(link);
+        link.click();
+        document.body.removeChild(link);
+        setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+        done(true);
+      });
+    }
+    if (this.socket) next(0); else done(false);
+  };
+
   Widget.prototype.restore = function () {
     for (var i = 0; i < this.history.length; i++) this.render(this.history[i], i === this.history.length - 1);
     // A resumed conversation keeps the language its latest bot message was written in.
@@ -578,6 +623,7 @@
       }
     });
     this.socket.on("bot_uttered", function (message) { self.receive(message); });
+    this.socket.on("dataset_masked", function (offer) { self.offerMasked(offer); });
     this.socket.on("session_history", function (entries) {
       // The resumed conversation as the server keeps it (personal data masked); drawn once per page.
       if (!Array.isArray(entries) || self.history.length) return;

@@ -1,7 +1,7 @@
 """The data check: a training file in, aggregate figures out (never a line of its content).
 
 One streaming pass: each record is parsed, checked for duplicates, length in words, language and personal data,
-and counted in tokens in batches; only fingerprints, counts and line numbers are kept.
+and counted in tokens in batches; only fingerprints, MinHash sketches, counts and line numbers are kept.
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from bot.dataset.duplicates import DuplicateFinder, fingerprints
+from bot.dataset.duplicates import (SIGNATURE_DTYPE, DuplicateFinder, exact_fingerprint, find_near,
+                                    sketch_from_knowledge, word_hashes)
 from bot.dataset.formats import Example, Problem
 from bot.dataset.pii_counts import count_pii
 from bot.dataset.reader import DatasetReader, ReadLimits
@@ -25,6 +26,7 @@ from bot.dataset.tokens import counter_for_model
 WORKERS = min(2, os.cpu_count() or 1)  # the development and CI machines have 2 cores (env README)
 PARALLEL_MIN_BYTES = 8_000_000  # below this, starting a second process costs more than it saves
 BATCH = 2000  # examples tokenized at once: enough to keep both tokenizer threads busy, small in memory
+SKETCH_BATCH = 500  # examples whose word hashes wait for one numpy MinHash pass (about 2 MB of Python ints)
 LANGUAGE_SAMPLE_CHARS = 400  # the language of an example is read from its first characters (a few sentences)
 SHORT_CHARS = 80  # words are counted only in examples this short: four words never take more characters than this
 MAX_LINES_KEPT = 1000  # line numbers kept per problem kind (the count is always exact)
@@ -106,10 +108,14 @@ class _Pass:
     def __init__(self, kb: DatasetKnowledge, model_id: Optional[str], deferred_duplicates: bool = False):
         self.kb, self.model_id, self._counter = kb, model_id, None
         self.duplicates = DuplicateFinder()
-        # A worker of a parallel pass keeps the fingerprints in file order; the parent finds the duplicates
+        self.sketch = sketch_from_knowledge(kb.analysis)
+        # A worker of a parallel pass keeps the exact fingerprints in file order; the parent finds the copies
         self.deferred_duplicates = deferred_duplicates
         self.fingerprints = bytearray()
-        self.fingerprint_lines = array("I")
+        self.exact_copy = bytearray()  # 1 per example that copies an earlier one byte for byte
+        self.example_lines = array("I")  # the line of each example, in file order
+        self.signatures = bytearray()  # SIGNATURE_DTYPE x permutations per example, in file order
+        self._word_hashes: List[List[int]] = []
         self.problems: Dict[str, List[int]] = {}
         self.problem_counts: Tally = Tally()
         self.formats: Tally = Tally()
@@ -129,12 +135,14 @@ class _Pass:
     def add_example(self, line: int, example: Example) -> None:
         self.formats[example.fmt] += 1
         _keep(self.format_lines.setdefault(example.fmt, []), line)
+        self.example_lines.append(line)
         if self.deferred_duplicates:
-            exact, loose = fingerprints(example)
-            self.fingerprints += exact + loose
-            self.fingerprint_lines.append(line)
+            self.fingerprints += exact_fingerprint(example)
         else:
-            self.add_fingerprints(line, *fingerprints(example))
+            self.add_fingerprint(line, exact_fingerprint(example))
+        self._word_hashes.append(word_hashes(example, self.sketch.shingle))
+        if len(self._word_hashes) >= SKETCH_BATCH:
+            self._sketch_batch()
         texts = example.texts()
         if sum(map(len, texts)) < SHORT_CHARS and \
                 sum(len(_WORD.findall(text)) for text in texts) < self.kb.analysis["short_words"]:
@@ -146,12 +154,26 @@ class _Pass:
         if len(self._batch) >= BATCH:
             self.flush()
 
-    def add_fingerprints(self, line: int, exact: bytes, loose: bytes) -> None:
-        kind = self.duplicates.check_fingerprints(exact, loose)
-        if kind:
-            _keep(self.duplicate_lines[kind], line)
+    def add_fingerprint(self, line: int, exact: bytes) -> None:
+        copy = self.duplicates.check_exact(exact)
+        self.exact_copy.append(copy)
+        if copy:
+            _keep(self.duplicate_lines["exact"], line)
+
+    def find_near_duplicates(self) -> None:
+        """Once every example is in: the near copies (bot/dataset/duplicates.py)."""
+        signatures = np.frombuffer(self.signatures, dtype=SIGNATURE_DTYPE).reshape(-1, self.sketch.permutations)
+        near = find_near(signatures, np.frombuffer(self.exact_copy, dtype=np.uint8).astype(bool), self.sketch)
+        self.duplicates.near = int(near.size)
+        self.duplicate_lines["near"] = [int(line) for line in np.asarray(self.example_lines)[near[:MAX_LINES_KEPT]]]
+
+    def _sketch_batch(self) -> None:
+        if self._word_hashes:
+            self.signatures += self.sketch.signatures(self._word_hashes).astype(SIGNATURE_DTYPE).tobytes()
+            self._word_hashes = []
 
     def flush(self) -> None:
+        self._sketch_batch()
         if self._batch:
             if self._counter is None:  # loaded on first use: the parent of a parallel pass never needs it
                 self._counter = counter_for_model(self.model_id)
@@ -221,6 +243,7 @@ def run_pass(state: "_Pass", lines) -> "_Pass":
 
 def _report(kind: str, state: _Pass, kb: DatasetKnowledge, model_id: Optional[str],
             seq_len: Optional[int]) -> DatasetReport:
+    state.find_near_duplicates()
     counts = np.frombuffer(state.token_counts, dtype=np.uint32).astype(np.int64)
     analysis = kb.analysis
     cover = {str(p): _cover(counts, p) for p in analysis["cover"]}

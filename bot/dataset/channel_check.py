@@ -45,36 +45,60 @@ def compact_report(data: Dict[str, Any], lines_shown: int) -> Dict[str, Any]:
     return out
 
 
-def analyse_in_worker(path: str, limits_key: str, model_id: Optional[str]) -> Dict[str, Any]:
-    """Run in the worker process: {"report": ...} or {"rejected": code, "params": ...}."""
+def analyse_in_worker(path: str, limits_key: str, model_id: Optional[str],
+                      masked_path: Optional[str] = None) -> Dict[str, Any]:
+    """Run in the worker process: {"report": ..., "masked": bool} or {"rejected": code, "params": ...}. With
+    `masked_path`, a file with personal data also gets its masked copy written there."""
     from bot.dataset.analysis import analyse_file
     from bot.dataset.reader import ColumnsNeeded, FileRejected
     from bot.dataset.texts import load_dataset_knowledge
 
     kb = load_dataset_knowledge()
+    limits = kb.limits[limits_key].read_limits()
     try:
-        report = analyse_file(path, kb.limits[limits_key].read_limits(), model_id=model_id)
+        report = analyse_file(path, limits, model_id=model_id)
     except FileRejected as exc:
         return {"rejected": exc.code, "params": exc.params}
     except ColumnsNeeded as exc:
         return {"rejected": "columns_needed", "params": {"count": exc.count}}
-    return {"report": compact_report(report.to_json(), kb.analysis["problem_lines_shown"])}
+    masked = False
+    if masked_path and report.pii and report.examples:
+        from bot.dataset.masking import write_masked_copy
+
+        try:
+            masked = write_masked_copy(path, masked_path, report.file_kind, limits) > 0
+        except Exception:  # the figures stand without the copy; the copy's file is deleted by the caller
+            logger.exception("masked copy failed")
+    return {"report": compact_report(report.to_json(), kb.analysis["problem_lines_shown"]), "masked": masked}
 
 
-async def check_upload(name: str, input_channel: str, model_id: Optional[str]) -> str:
-    """The Rasa payload for a stored upload; the file is deleted before this returns."""
+async def check_upload(name: str, input_channel: str, model_id: Optional[str], original_name: Optional[str] = None,
+                       conversation: Optional[str] = None) -> str:
+    """The Rasa payload for a stored upload; the file is deleted before this returns. With `conversation`, a file
+    with personal data leaves a masked copy registered for it (bot/dataset/uploads.py), which the channel then
+    offers (widget) or sends (Telegram); the report says so in `extra.masked_copy`."""
     path = uploads.path_of(name)
     if path is None:
         return rejected_payload("binary_file")
+    copy_id, masked_path = uploads.new_masked("jsonl") if conversation else (None, None)
     try:
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(_pool(), analyse_in_worker, str(path), uploads.limits_key(input_channel),
-                                            model_id)
+                                            model_id, str(masked_path) if masked_path else None)
     except Exception:  # a crash in the analysis must not leave the file nor cost the conversation
         logger.exception("data check failed")
         result = {"rejected": "binary_file", "params": {}}
     finally:
         Path(path).unlink(missing_ok=True)
+    if copy_id and masked_path and conversation and result.get("masked"):
+        if result["report"]["file_kind"] not in ("jsonl", "json"):  # CSV and XLSX are masked into a CSV
+            masked_path = masked_path.rename(masked_path.with_suffix(".csv"))
+        uploads.offer_masked(copy_id, conversation, masked_path, original_name)
+        channel = uploads.limits_key(input_channel)
+        result["report"]["extra"] = {**result["report"].get("extra", {}), "masked_copy": {
+            "channel": channel, "minutes": uploads.MASKED_MAX_AGE_S // 60}}
+    elif masked_path:
+        masked_path.unlink(missing_ok=True)
     if "report" in result:
         return "/" + uploads.PAYLOAD_INTENT + json.dumps({REPORT_ENTITY: result["report"]}, ensure_ascii=False)
     return rejected_payload(result["rejected"], result.get("params") or {})
@@ -104,4 +128,4 @@ async def receive(chunks, file_name: Optional[str], input_channel: str, sender_i
     except uploads.TooLarge:
         limit = uploads.max_bytes(input_channel)
         return rejected_payload("too_large", {"limit_mb": limit // 1_000_000})
-    return await check_upload(name, input_channel, await conversation_model(sender_id))
+    return await check_upload(name, input_channel, await conversation_model(sender_id), file_name, sender_id)

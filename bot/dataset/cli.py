@@ -91,6 +91,9 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         from bot.dataset.masking import write_masked_copy
 
         write_masked_copy(args.file, args.masked_out, report.file_kind, kb.limits["cli"].read_limits())
+        report.extra["masked_copy"] = {"channel": "cli", "file": args.masked_out}
+    elif report.pii:
+        report.extra["masked_copy"] = {"channel": "hint_cli"}
     if args.chart:
         render_histogram(report, args.lang, args.chart, kb)
     if args.json:

@@ -60,6 +60,10 @@ def _quality_lines(report: DatasetReport, lang: str, kb: DatasetKnowledge) -> Li
     if report.pii:
         out.append(kb.text("summary_pii", lang, found=_counted(report.pii, "pii", lang, kb)))
         out.append(kb.text("summary_kvkk", lang))
+        masked = (report.extra or {}).get("masked_copy")
+        if isinstance(masked, dict) and f"summary_masked_{masked.get('channel')}" in kb.texts:
+            out.append(kb.text(f"summary_masked_{masked['channel']}", lang, file=masked.get("file", ""),
+                               minutes=number(masked.get("minutes", 0), lang, 0)))
     else:
         out.append(kb.text("summary_no_pii", lang))
     return out

@@ -3,11 +3,14 @@
 Bot API: getFile gives the file's path, served at {api}/file/bot<token>/<path> (core.telegram.org/bots/api#getfile;
 bots may download files up to 20 MB, the telegram limit in knowledge/dataset.yml). The size Telegram announces is
 checked before anything is downloaded; the download itself stops at the limit too.
+
+A file with personal data leaves a masked copy (bot/dataset/uploads.py); after the answer, send_masked_copy sends it
+back with sendDocument (core.telegram.org/bots/api#senddocument, multipart upload) and deletes it, sent or not.
 """
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Dict
+from typing import Any, AsyncIterator, Dict, Optional
 
 import aiohttp
 
@@ -44,3 +47,25 @@ async def document_payload(api, document: Dict[str, Any], chat_id: str) -> str:
     except Exception:  # the Bot API or the download failed: the customer hears that no file arrived
         logger.warning("Telegram document could not be fetched", exc_info=True)
         return channel_check.rejected_payload("not_a_file")
+
+
+async def send_masked_copy(api, chat_id: str, lang: Optional[str], send: bool = True) -> None:
+    """Send the conversation's new masked copy, if the check left one, as a document captioned in `lang` (both
+    languages when None); then delete it, sent or not."""
+    copy = uploads.take_masked(chat_id)
+    if copy is None:
+        return
+    try:
+        if send:
+            from bot.dataset.texts import load_dataset_knowledge
+
+            kb = load_dataset_knowledge()
+            caption = kb.text("masked_caption", lang) if lang else \
+                kb.text("masked_caption", "fa") + "\n" + kb.text("masked_caption", "tr")
+            content_type = "application/jsonl" if copy.path.suffix == ".jsonl" else "text/csv"
+            await api.upload("sendDocument", {"chat_id": chat_id, "caption": caption}, "document", copy.path,
+                             file_name=copy.file_name, content_type=content_type)
+    except Exception:  # the customer has the figures; the copy is deleted all the same
+        logger.warning("Telegram sendDocument of the masked copy failed", exc_info=True)
+    finally:
+        uploads.drop_masked(copy.copy_id)

@@ -345,10 +345,18 @@ class TelegramInput(InputChannel):
             language = await conversation_language(conversation, text, {"locale": language_code})
             await out.send_text_message(conversation, too_long_answer(text, {"locale": language_code}, language))
             return
+        answered = False
         try:
             await on_new_message(UserMessage(text, out, conversation, input_channel=self.name(), metadata=metadata))
+            answered = True
         except Exception:
             # The customer is told in the conversation's language; the update is not retried (answered 200).
             language = await conversation_language(conversation, text, {"locale": language_code})
             await out.send_text_message(conversation, channel_answer("server_error", language))
             raise
+        finally:
+            if found.get("document"):  # the data check's masked copy, after its summary (deleted either way)
+                from bot.dataset.telegram_upload import send_masked_copy
+
+                language = await conversation_language(conversation) if answered else None
+                await send_masked_copy(out.api, conversation, language, send=answered)
