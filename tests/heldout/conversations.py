@@ -77,7 +77,8 @@ FALLBACK_RESPONSES = {"utter_default", "utter_ask_rephrase"}
 FALLBACK_OFFER_RESPONSES = {"utter_offer_human"}
 # The polite "outside what I do" answers: the general one, and the one for other GPU work (serving a model, image or
 # vision models) that also says what is offered (issue 21 #4: "politely out of scope, with what is offered").
-OUT_OF_SCOPE_RESPONSES = {"utter_out_of_scope", "utter_other_workload"}
+# "We rent by the hour, we do not sell" (buy_hardware) is the same polite refusal with what is offered.
+OUT_OF_SCOPE_RESPONSES = {"utter_out_of_scope", "utter_other_workload", "utter_rent_only"}
 
 
 @dataclass
@@ -202,14 +203,22 @@ def squash(text: str) -> str:
     return re.sub(r"[\s\-_.\u200c]+", "", text.casefold())
 
 
-def _same_value(actual: Any, wanted: Any) -> bool:
+# A model's size as its name says it ("gpt-oss-20b") against the parameters the bot keeps (20.9 B).
+SIZE_AS_NAMED = 0.1
+
+
+def _same_value(actual: Any, wanted: Any, slot: str = "") -> bool:
     if isinstance(wanted, bool) or wanted is None:
         return actual is wanted or actual == wanted
     if isinstance(wanted, (int, float)):
         try:
-            return abs(float(actual) - float(wanted)) < 1e-6
+            tolerance = SIZE_AS_NAMED * float(wanted) if slot == "model_size_b" else 1e-6
+            return abs(float(actual) - float(wanted)) <= tolerance
         except (TypeError, ValueError):
             return False
+    if slot == "own_gpu" and actual is not None:
+        # the bot keeps the catalogue id ("rtx-3060-12gb"), a person writes the name ("RTX 3060")
+        return squash(str(actual)).startswith(squash(str(wanted)))
     return str(actual).casefold() == str(wanted).casefold()
 
 
@@ -297,7 +306,7 @@ def _estimate_problems(expect: Dict[str, Any], replies: Sequence[dict], joined: 
         problems.append(f"model {expect['model']!r} not named")
 
     for slot, wanted in (expect.get("kept") or {}).items():
-        if not _same_value(slots.get(slot), wanted):
+        if not _same_value(slots.get(slot), wanted, slot):
             problems.append(f"slot {slot} is {slots.get(slot)!r}, expected {wanted!r}")
 
     requested = slots.get("requested_slot")
