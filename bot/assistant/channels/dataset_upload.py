@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from bot.dataset import channel_check, uploads
 
@@ -47,14 +47,22 @@ def register_upload(sio: Any, channel: Any, bound: Dict[str, str], verify: Calla
         output = SocketIOOutput(sio, channel.bot_message_evt)
         await on_new_message(UserMessage(text, output, session_id, input_channel=channel.name(), metadata={}))
 
-    @sio.on(EVENT, namespace=channel.namespace)
-    async def dataset_chunk(sid: str, data: Any = None) -> Dict[str, Any]:
+    def refusal(sid: str, data: Any) -> Optional[Dict[str, Any]]:
+        """Why a socket's request is refused: not a dict, or not signed for the session this socket is bound to."""
         if not isinstance(data, dict):
             return {"error": "bad_request"}
         session_id = bound.get(sid)
         if session_id is None or data.get("session_id") != session_id or not verify(session_id,
                                                                                    data.get("session_token")):
             return {"error": "session"}
+        return None
+
+    @sio.on(EVENT, namespace=channel.namespace)
+    async def dataset_chunk(sid: str, data: Any = None) -> Dict[str, Any]:
+        refused = refusal(sid, data)
+        if refused:
+            return refused
+        session_id = bound[sid]
         upload_id, chunk = str(data.get("upload_id") or ""), data.get("data")
         if not _UPLOAD_ID.match(upload_id) or not isinstance(chunk, (bytes, bytearray)) \
                 or len(chunk) > MAX_CHUNK_BYTES:
@@ -93,13 +101,7 @@ def register_upload(sio: Any, channel: Any, bound: Dict[str, str], verify: Calla
 
     @sio.on(MASKED_CHUNK_EVENT, namespace=channel.namespace)
     async def dataset_masked_chunk(sid: str, data: Any = None) -> Dict[str, Any]:
-        if not isinstance(data, dict):
-            return {"error": "bad_request"}
-        session_id = bound.get(sid)
-        if session_id is None or data.get("session_id") != session_id or not verify(session_id,
-                                                                                   data.get("session_token")):
-            return {"error": "session"}
-        return masked_chunk(session_id, data.get("copy_id"), data.get("index"))
+        return refusal(sid, data) or masked_chunk(bound[sid], data.get("copy_id"), data.get("index"))
 
 
 async def offer_masked_copy(sio: Any, namespace: str, sid: str, session_id: str) -> None:
