@@ -36,6 +36,7 @@ class PhraseReader:
             return
         table, catalogue = cards
         owned = any(self.lexicon.own_card_words.any_at(self.tokens, k) for k in range(self.n))
+        self._strongly_owned: Optional[bool] = None
         k = 0
         while k < self.n:
             length, card_id = table.longest_at(self.tokens, k) if not self.consumed[k] else (0, None)
@@ -51,9 +52,13 @@ class PhraseReader:
 
     def _said_owned(self, card_id: str, catalogue: frozenset, owned: bool) -> bool:
         """A card we also rent is the customer's only when they say so: "var" is enough for a gaming card, but
-        "A100 var mı?" asks about our stock, so an A100 or H100 needs "bizde", "elimizde", «خودمون» (issue 21)."""
+        "A100 var mı?" asks about our stock, so an A100 or H100 needs "bizde", "elimizde", «خودمون» (issue 21).
+        The message is scanned for those words once, and only when such a card is named (linear work)."""
         if card_id in _strong_owned_ids(self.kb):
-            return any(self.lexicon.own_catalogue_card_words.any_at(self.tokens, k) for k in range(self.n))
+            if self._strongly_owned is None:
+                self._strongly_owned = any(
+                    self.lexicon.own_catalogue_card_words.any_at(self.tokens, k) for k in range(self.n))
+            return self._strongly_owned
         return owned or card_id not in catalogue
 
     def _find_comparison(self) -> None:
