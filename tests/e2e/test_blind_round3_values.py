@@ -29,6 +29,8 @@ STACKS = load_stacks()
     ("fa", "با Unsloth می‌خوام لاما ۸ میلیارد رو با کیولورا فاین‌تیون کنم"),
     ("fa", "ما با NeMo کار می‌کنیم، qwen 7b با لورا و طول ۲۰۴۸"),
     ("fa", "با axolotl مدل mistral 7b رو qlora می‌کنیم، بودجه ۴۰ دلار"),
+    ("tr", "NeMo ile qwen2.5 7b'yi lora ile eğitmek istiyoruz, 4096 token, bütçe 80 dolar"),
+    ("fa", "torchtune داریم، لاما ۸ میلیارد رو لورا می‌زنیم با طول ۱۰۲۴ و بودجه ۵۰ دلار"),
 ])
 def test_the_stack_named_in_the_request_is_named_in_the_answer(conversation, lang, message):
     replies = conversation().say(message)
@@ -41,6 +43,8 @@ def test_the_stack_named_in_the_request_is_named_in_the_answer(conversation, lan
 @pytest.mark.parametrize("lang,first,what_if", [
     ("tr", "llama 3.1 8b qlora ile, 2048 token, bütçemiz 60 dolar", "peki Unsloth kullanırsak ne olur?"),
     ("fa", "لاما ۸ میلیارد با کیولورا، طول ۲۰۴۸، بودجه ۶۰ دلار", "اگه با Unsloth کار کنیم چی؟"),
+    ("tr", "qwen2.5 7b lora, 1024 token, bütçe 40 dolar", "ya unsloth ile yapsak?"),
+    ("fa", "mistral 7b رو با لورا، ۱۰۲۴ توکن، بودجه ۴۰ دلار", "اگه از آنسلوث استفاده کنیم چی میشه؟"),
 ])
 def test_a_stack_what_if_re_estimates_with_that_stack(conversation, lang, first, what_if):
     c = conversation()
@@ -71,6 +75,8 @@ def test_examples_of_m_tokens_fill_both_slots(conversation, lang, message, examp
 @pytest.mark.parametrize("lang,message", [
     ("fa", "می‌خوایم qwen2.5 7b رو با کیولورا آموزش بدیم، ۱۲۰۰۰ نمونه داریم با میانگین ۴۵۰ توکن، سه ایپاک"),
     ("tr", "mistral 7b'yi lora ile eğiteceğiz; 15 bin örnek, ortalama 500 token, 2 epoch"),
+    ("fa", "سلام، لاما ۳.۱ ۸ میلیارد رو می‌خوایم لورا کنیم. ۸۰۰۰ تا نمونه ۵۱۲ توکنی داریم و ۳ ایپاک میزنیم"),
+    ("tr", "gemma 2 9b qlora; 6000 örnek, 700 tokenlik, 4 epoch olacak"),
 ])
 def test_a_whole_request_with_volume_and_epochs_gets_an_estimate(conversation, lang, message):
     replies = conversation().say(message)
