@@ -16,6 +16,7 @@ def kb():
     ("۸۰۰۰ تا نمونه ۷۰۰ توکنی داریم، لاما ۸ میلیارد با لورا", 8000, 700),
     ("حدود ۲۰۰۰ نمونه ۵۱۲ توکنی", 2000, 512),
     ("we have 6000 examples of 900 tokens for llama 8b", 6000, 900),
+    ("3000 örnek x 650 token, phi 4 lora", 3000, 650),
 ])
 def test_examples_with_their_length_in_one_phrase(kb, text, examples, avg):
     parsed = parse_values(text, kb)
@@ -33,6 +34,7 @@ def test_a_length_named_as_context_stays_a_sequence_length(kb, text):
     ("saatte KDV hariç 3 dolar olsun, llama 8b lora", 3.0, False),
     ("ساعتی با احتساب مالیات حداکثر ۲ دلار، لاما ۸ میلیارد کیولورا", 2.0, True),
     ("ساعتی بدون مالیات نهایتا ۱.۵ دلار می‌تونیم بدیم", 1.5, False),
+    ("saatliği KDV dahil 1,2 doları aşmasın; gemma 2 9b qlora", 1.2, True),
 ])
 def test_an_hourly_cap_with_vat_before_the_amount_is_no_budget(kb, text, cap, vat):
     parsed = parse_values(text, kb)
