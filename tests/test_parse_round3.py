@@ -63,6 +63,8 @@ def test_a_rented_card_asked_about_is_not_the_customers(kb, text):
 @pytest.mark.parametrize("text, examples, avg", [
     ("elimde 25 bin soru-cevap çifti var, ortalama 300 token", 25000, 300),
     ("۲۵ هزار جفت پرسش و پاسخ داریم، میانگین ۳۰۰ توکن", 25000, 300),
+    ("40 bin soru-cevap çiftimiz var, tanesi 180 token kadar", 40000, 180),
+    ("۴۰ هزار جفت سوال و جواب داریم، هر جفت تقریبا ۱۸۰ توکن", 40000, 180),
 ])
 def test_data_only_first_message_keeps_both_values(kb, text, examples, avg):
     parsed = parse_values(text, kb)
