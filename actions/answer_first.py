@@ -94,7 +94,10 @@ def first_answer(slots: Mapping[Text, Any], lang: Text, message: Text = "") -> O
                  assumed=join(assumed_labels(slots, lang), lang))
     from actions.named_cards import named_card_lines
 
-    return "\n".join([intro, render_first_answer(advice, lang)] + named_card_lines(advice, message, lang))
+    from bot.present.stack_lines import named_stack_lines
+
+    stack = named_stack_lines(advice, lang) if slots.get("stack") else []
+    return "\n".join([intro, render_first_answer(advice, lang)] + stack + named_card_lines(advice, message, lang))
 
 
 def defaults_line(slots: Mapping[Text, Any], lang: Text) -> Text:

@@ -35,6 +35,8 @@ class OwnGpu(BaseModel):
     bf16_tflops: Optional[float] = Field(None, gt=0)
     source: str = Field(..., min_length=10)
     usable_source: str = Field(..., min_length=5)
+    # A card CloudRUX also rents (knowledge/gpus.yml): only the customer's own when they say so ("bizde A100 var").
+    catalogue: bool = False
 
     class Config:
         extra = "forbid"

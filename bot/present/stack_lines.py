@@ -59,6 +59,15 @@ def lead_lines(advice, lang: str) -> List[str]:
     return []
 
 
+def named_stack_lines(advice, lang: str) -> List[str]:
+    """The first answer (actions/answer_first.py) for a customer who named a stack ("Axolotl ile", «با Unsloth»):
+    which stack its figures are for, the default stack too (issue 21: the named stack went unsaid)."""
+    if _is_moe_qlora(advice):
+        return []  # lead_lines already names the stack of a MoE QLoRA job
+    stacks = load_stacks()
+    return [stacks.text("stack_named", lang, stack=stacks.get(advice.plan.stack).name)]
+
+
 def detail_lines(advice, lang: str) -> List[str]:
     """Which stack the figures assume, and the multi-GPU layout."""
     choice = getattr(advice, "stack_choice", None)

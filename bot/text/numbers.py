@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from itertools import islice
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -236,6 +236,10 @@ class Lexicon:
     fa_latin_words: set
     en_stems: Tuple[str, ...]
     declines_contact: PhraseTable  # labels: refuse, here (answers to the handoff form's questions)
+    # "600 tokenlik", «۱۰۲۴ توکنی», "examples of 600 tokens": a token count as an attribute of the examples
+    attribute_unit_endings: Tuple[str, ...] = ()
+    of_words: set = field(default_factory=set)
+    own_catalogue_card_words: PhraseTable = field(default_factory=PhraseTable)
     # ``rewrites`` indexed by their first word (labels: the replacement), built by load_lexicon; apply_rewrites
     # builds it for a Lexicon made by hand.
     rewrite_table: Optional[PhraseTable] = None
@@ -297,6 +301,9 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         budget_period=_table(data["budget_period"]),
         name_suffixes={_folded_word(w) for lang in data["name_suffixes"].values() for w in lang},
         separate_name_suffixes={_folded_word(w) for w in data["separate_name_suffixes"]},
+        attribute_unit_endings=tuple(_folded_word(w) for w in data.get("attribute_unit_endings", ())),
+        of_words={_folded_word(w) for w in data.get("of_words", ())},
+        own_catalogue_card_words=_table({"owned": data.get("own_catalogue_card_words", [])}),
         compare_or={_folded_word(w) for w in data["compare_or"]},
         compare_and={_folded_word(w) for w in data["compare_and"]},
         compare_words=_table({"compare": data["compare_words"]}),

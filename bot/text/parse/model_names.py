@@ -156,6 +156,18 @@ def _own_gpu_entries(kb) -> List[dict]:
     return [card.dict() for card in load_own_gpus()]
 
 
+_STRONG_OWNED: Dict[int, Tuple[object, frozenset]] = {}
+
+
+def _strong_owned_ids(kb) -> frozenset:
+    """The own cards (knowledge/own_gpus.yml ``catalogue: true``) that are also rented here: data-centre cards."""
+    cached = _STRONG_OWNED.get(id(kb))
+    if cached is None or cached[0] is not kb:
+        ids = frozenset(entry["id"] for entry in _own_gpu_entries(kb) if entry.get("catalogue"))
+        cached = _STRONG_OWNED[id(kb)] = (kb, ids)
+    return cached[1]
+
+
 def _own_gpu_table(kb) -> Optional[Tuple[PhraseTable, frozenset]]:
     """Phrases naming an owned card -> its id, and the ids that are also catalogue cards (those need "I have")."""
     cached = _OWN_GPU_TABLES.get(id(kb))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from bot.text.parse.model_names import _catalogue_card, _family_of, _own_gpu_table
+from bot.text.parse.model_names import _catalogue_card, _family_of, _own_gpu_table, _strong_owned_ids
 from bot.text.parse.quantities import _Tag
 
 
@@ -36,18 +36,30 @@ class PhraseReader:
             return
         table, catalogue = cards
         owned = any(self.lexicon.own_card_words.any_at(self.tokens, k) for k in range(self.n))
+        self._strongly_owned: Optional[bool] = None
         k = 0
         while k < self.n:
             length, card_id = table.longest_at(self.tokens, k) if not self.consumed[k] else (0, None)
             if not length:
                 k += 1
                 continue
-            if owned or card_id not in catalogue:
+            if self._said_owned(card_id, catalogue, owned):
                 self.result.setdefault("own_gpu", card_id)
             if self.tags[k] is None or self.tags[k].category != "gpu":
                 for j in range(k, k + length):
                     self.consumed[j] = True  # "4060 ti 16gb", "rtx 5090": a name, its digits are no values
             k += length
+
+    def _said_owned(self, card_id: str, catalogue: frozenset, owned: bool) -> bool:
+        """A card we also rent is the customer's only when they say so: "var" is enough for a gaming card, but
+        "A100 var mı?" asks about our stock, so an A100 or H100 needs "bizde", "elimizde", «خودمون» (issue 21).
+        The message is scanned for those words once, and only when such a card is named (linear work)."""
+        if card_id in _strong_owned_ids(self.kb):
+            if self._strongly_owned is None:
+                self._strongly_owned = any(
+                    self.lexicon.own_catalogue_card_words.any_at(self.tokens, k) for k in range(self.n))
+            return self._strongly_owned
+        return owned or card_id not in catalogue
 
     def _find_comparison(self) -> None:
         """Two options of one kind joined by "or" (or by "and" with a compare word): "LoRA mı QLoRA mı?",

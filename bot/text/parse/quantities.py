@@ -223,11 +223,30 @@ class QuantityReader:
                 continue
             self._read_multipliers(q)
             self._read_unit(q)
+            if quantities and self._length_of_each_example(quantities[-1], q):
+                q.per_example = True
             for k in range(q.first, q.unit_end if q.unit_end is not None else q.end):
                 self.consumed[k] = True
             quantities.append(q)
             i = max(q.end, q.unit_end or 0, i + 1)
         return quantities
+
+    def _length_of_each_example(self, previous: _Quantity, q: _Quantity) -> bool:
+        """ "5000 örnek, 600 tokenlik", «۵۰۰۰ تا نمونه ۱۰۲۴ توکنی», "5000 examples of 600 tokens": a token count
+        right after a count of examples, written as that count's attribute (the adjective form of the unit, or
+        "of"), is the length of each example (issue 21), not a sequence length; "5000 örnek, 2048 token context"
+        keeps its keyword."""
+        if q.unit != "tokens" or q.per_example or q.keyword is not None or previous.unit != "examples":
+            return False
+        gap_start = previous.unit_end if previous.unit_end is not None else previous.end
+        if not 0 <= q.first - gap_start <= 3 or any(self.tokens[k].is_number for k in range(gap_start, q.first)):
+            return False
+        after = self.tag(q.unit_end) if q.unit_end is not None and q.unit_end < self.n else None
+        if after is not None and after.category == "keyword" and after.label in ("seq_len", "total_tokens"):
+            return False
+        unit_word = self.tokens[q.unit_end - 1].text if q.unit_end is not None else ""
+        gap_words = {self.tokens[k].text for k in range(gap_start, q.first)}
+        return unit_word.endswith(self.lexicon.attribute_unit_endings) or bool(gap_words & self.lexicon.of_words)
 
     def _read_multipliers(self, q: _Quantity) -> None:
         j = q.end
