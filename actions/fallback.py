@@ -75,6 +75,10 @@ class ActionDefaultFallback(Action):
 
             events = await ActionEstimate().run(dispatcher, tracker, domain)
             return [SlotSet("failed_turns", 0.0)] + list(events) + [FollowupAction("action_listen")]
+        if not active and tracker.get_slot("estimate_summary") and _asks_if_enough(text):
+            # "So is it enough or not?" (the intent guard sends it here: only the conversation can answer it).
+            _answer_budget_verdict(dispatcher, tracker)
+            return [SlotSet("failed_turns", 0.0), FollowupAction("action_listen")]
         if returned("wishes", text, conversation_language(tracker)):
             await ActionGoodbye().run(dispatcher, tracker, domain)
             return [SlotSet("failed_turns", 0.0), FollowupAction(active or "action_listen")]
@@ -107,3 +111,30 @@ class ActionDefaultAskAffirmation(Action):
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
         dispatcher.utter_message(response="utter_ask_rephrase")
         return []
+
+
+def _asks_if_enough(text: Text) -> bool:
+    from bot.assistant.components.language_normalizer import asks_if_enough
+
+    return asks_if_enough(text)
+
+
+def _answer_budget_verdict(dispatcher: CollectingDispatcher, tracker: Tracker) -> None:
+    """The budget lines of the estimate again, for the current plan (the same slots and defaults as the answer
+    shown: actions/followup.py), or the budget question when no budget was given (issue 21, round 3)."""
+    from actions.common import conversation_language
+    from actions.followup import _advice
+    from bot.advisor.knowledge import load_knowledge
+    from bot.present.advice_text import _budget_lines
+
+    lines: List[Text] = []
+    if tracker.get_slot("budget_usd") is not None and not tracker.get_slot("budget_unlimited"):
+        try:
+            lines = _budget_lines(_advice(tracker.current_slot_values()), conversation_language(tracker),
+                                  load_knowledge())
+        except ValueError:  # a plan the estimator rejects (pydantic's ValidationError is one): ask instead
+            lines = []
+    if lines:
+        dispatcher.utter_message(text="\n".join(lines))
+    else:
+        dispatcher.utter_message(response="utter_ask_budget")

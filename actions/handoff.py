@@ -138,6 +138,10 @@ class ValidateHandoffForm(FormValidationAction):
                     requested: Optional[str]) -> Dict[Text, Any]:
         intent = latest_intent(tracker)
         text = (tracker.latest_message.get("text") or "").strip()
+        if requested in ("handoff_consent", "handoff_contact") and _declined(intent, text) == "cancel":
+            # "No, I won't give my number, forget it": the request itself is dropped, so no ticket at all (the
+            # consent rules stand: nothing of the message is kept). action_open_ticket says so (issue 21, round 3).
+            return {"handoff_consent": False, "handoff_contact": None, "handoff_cancelled": True}
         if requested == "handoff_consent":
             return self._read_consent(dispatcher, intent, text)
         if requested == "handoff_contact":
@@ -350,6 +354,9 @@ class ActionOpenTicket(Action):
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
         # The contact is not kept in the conversation: the ticket holds it (with consent), the tracker store masks it.
         clear = [SlotSet("handoff_consent", None), SlotSet("handoff_contact", None)]
+        if tracker.get_slot("handoff_cancelled"):
+            dispatcher.utter_message(response="utter_handoff_cancelled")
+            return clear + [SlotSet("handoff_cancelled", None)]
         # Database calls run in a thread: a slow or unreachable database must not stall other conversations.
         existing = await asyncio.to_thread(_open_ticket, tracker.sender_id)
         if existing is not None:

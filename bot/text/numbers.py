@@ -235,7 +235,7 @@ class Lexicon:
     en_words: set
     fa_latin_words: set
     en_stems: Tuple[str, ...]
-    declines_contact: PhraseTable  # labels: refuse, here (answers to the handoff form's questions)
+    declines_contact: PhraseTable  # labels: refuse, here, cancel (answers to the handoff form's questions)
     # "600 tokenlik", «۱۰۲۴ توکنی», "examples of 600 tokens": a token count as an attribute of the examples
     attribute_unit_endings: Tuple[str, ...] = ()
     of_words: set = field(default_factory=set)
@@ -317,7 +317,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         en_words={_folded_word(w) for w in language["en_words"]},
         fa_latin_words={_folded_word(w) for w in language["fa_latin_words"]},
         en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
-        declines_contact=_table(data["declines_contact"], order=("refuse", "here", "no_first")),
+        declines_contact=_table(data["declines_contact"], order=("refuse", "here", "no_first", "cancel")),
         rewrite_table=_rewrite_table(rewrites),
     )
 

