@@ -4,13 +4,53 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Dict, List, Optional
+
+import yaml
 
 from bot.advisor.advice import AdviceRequest, advise
 from bot.advisor.knowledge import load_knowledge
 
 ARABIC_LETTER = re.compile(r"[\u0600-\u06FF\uFB50-\uFDFF\uFE70-\uFEFF]")
 TURKISH_LETTER = re.compile(r"[çğıöşüÇĞİÖŞÜ]")
+
+
+DOMAIN_DIR = Path(__file__).resolve().parents[2] / "domain"
+
+
+@lru_cache(maxsize=1)
+def domain_responses() -> Dict[str, List[dict]]:
+    """Every response of domain/*.yml by name, as written there."""
+    responses: Dict[str, List[dict]] = {}
+    for path in sorted(DOMAIN_DIR.glob("*.yml")):
+        responses.update((yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("responses") or {})
+    return responses
+
+
+def domain_response(name: str, lang: str) -> str:
+    """The variant of response ``name`` for ``lang`` (the first one for that language, else the unconditioned one)."""
+    variants = domain_responses()[name]
+    for variant in variants:
+        if any(c.get("value") == lang for c in variant.get("condition") or []):
+            return variant["text"]
+    return next(v["text"] for v in variants if not v.get("condition"))
+
+
+def last_intent(conversation) -> str:
+    """The intent the server gave the conversation's latest user message."""
+    server = conversation.server
+    url = f"{server.url}/conversations/{conversation.sender}/tracker?token={server.extra['auth_token']}"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        events = json.loads(resp.read())["events"]
+    return [e for e in events if e["event"] == "user"][-1]["parse_data"]["intent"]["name"]
+
+
+def handed_over(conversation) -> bool:
+    """The hand-over form is running or a ticket was opened."""
+    slots = tracker_slots(conversation)
+    return bool(slots.get("ticket_id")) or slots.get("requested_slot") in ("handoff_consent", "handoff_contact")
 
 
 def letters(text: str) -> List[str]:

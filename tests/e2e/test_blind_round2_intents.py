@@ -15,44 +15,23 @@ Finglish is the location (KVKK) answer.
 """
 from __future__ import annotations
 
-import json
-import urllib.request
 
 import pytest
-import yaml
 
 from bot.advisor.knowledge import load_knowledge
 from bot.assistant.components.language_normalizer import is_keyboard_mash
 from bot.advisor.vat import price_with_vat
-from tests.e2e.helpers import assert_language, joined, payloads, price_text, texts, tracker_slots
-from tests.servers import ROOT
+from tests.e2e.helpers import (assert_language, domain_response as response, handed_over, joined, last_intent, payloads,
+                               price_text, texts, tracker_slots)
 
 pytestmark = pytest.mark.e2e
 
 KB = load_knowledge()
 CARDS = {card.id: card for card in KB.gpus}
 CARD_NAMES = [card.name for card in KB.gpus]
-DOMAIN = yaml.safe_load((ROOT / "domain" / "responses_dialogue.yml").read_text(encoding="utf-8"))["responses"]
 
 
-def response(name: str, lang: str) -> str:
-    for variant in DOMAIN[name]:
-        if any(c.get("value") == lang for c in variant.get("condition") or []):
-            return variant["text"]
-    return next(v["text"] for v in DOMAIN[name] if not v.get("condition"))
 
-
-def last_intent(conversation) -> str:
-    server = conversation.server
-    url = f"{server.url}/conversations/{conversation.sender}/tracker?token={server.extra['auth_token']}"
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        events = json.loads(resp.read())["events"]
-    return [e for e in events if e["event"] == "user"][-1]["parse_data"]["intent"]["name"]
-
-
-def handed_over(conversation) -> bool:
-    slots = tracker_slots(conversation)
-    return bool(slots.get("ticket_id")) or slots.get("requested_slot") in ("handoff_consent", "handoff_contact")
 
 
 def prices(card_id: str, lang: str) -> tuple:

@@ -13,41 +13,17 @@ training data's):
 """
 from __future__ import annotations
 
-import json
 import os
-import urllib.request
 
 import pytest
-import yaml
 
 from bot.assistant.components.language_normalizer import is_keyboard_mash
 from bot.present.render import faq_text
 from bot.tickets import TicketStore
-from tests.e2e.helpers import assert_language, joined, names_a_card, texts, tracker_slots
-from tests.servers import ROOT
+from tests.e2e.helpers import (assert_language, domain_response as response, domain_responses, joined, last_intent,
+                               names_a_card, texts, tracker_slots)
 
 pytestmark = pytest.mark.e2e
-
-RESPONSES = {}
-for _file in ("responses_dialogue.yml", "responses_conversation.yml", "responses_estimate.yml", "handoff.yml"):
-    RESPONSES.update(yaml.safe_load((ROOT / "domain" / _file).read_text(encoding="utf-8"))["responses"])
-
-
-def response(name: str, lang: str) -> str:
-    """The variant of ``name`` for ``lang`` with no other condition (the first one for that language)."""
-    for variant in RESPONSES[name]:
-        if any(c.get("value") == lang for c in variant.get("condition") or []):
-            return variant["text"]
-    return next(v["text"] for v in RESPONSES[name] if not v.get("condition"))
-
-
-def last_intent(conversation) -> str:
-    server = conversation.server
-    url = f"{server.url}/conversations/{conversation.sender}/tracker?token={server.extra['auth_token']}"
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        events = json.loads(resp.read())["events"]
-    return [e for e in events if e["event"] == "user"][-1]["parse_data"]["intent"]["name"]
-
 
 def not_understood(replies, lang: str) -> bool:
     return response("utter_default", lang) in texts(replies)
@@ -221,7 +197,7 @@ def test_is_it_enough_without_a_budget_asks_the_budget(conversation, lang, job, 
     replies = c.say(question)
     assert_language(replies, lang)
     assert not not_understood(replies, lang), joined(replies)
-    budget_question = [v["text"] for v in RESPONSES["utter_ask_budget"]]
+    budget_question = [v["text"] for v in domain_responses()["utter_ask_budget"]]
     assert any(text in budget_question for text in texts(replies)), joined(replies)
 
 

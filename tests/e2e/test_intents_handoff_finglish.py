@@ -14,36 +14,22 @@ from __future__ import annotations
 import os
 
 import pytest
-import yaml
 
 from bot.advisor.knowledge import load_knowledge
 from bot.present.render import faq_text
-from tests.e2e.helpers import assert_language, is_persian, joined, texts, tracker_slots
-from tests.servers import ROOT
+from tests.e2e.helpers import (assert_language, domain_response as response, handed_over, is_persian, joined, texts,
+                               tracker_slots)
 
 pytestmark = pytest.mark.e2e
 
-DOMAIN = {}
-for name in ("responses_conversation.yml", "responses_dialogue.yml", "handoff.yml"):
-    DOMAIN.update(yaml.safe_load((ROOT / "domain" / name).read_text(encoding="utf-8"))["responses"])
 CARDS = [card.name for card in load_knowledge().gpus]
-
-
-def response(name: str, lang: str) -> str:
-    variants = DOMAIN[name]
-    for variant in variants:
-        if any(c.get("value") == lang for c in variant.get("condition") or []):
-            return variant["text"]
-    return next(v["text"] for v in variants if not v.get("condition"))
 
 
 def faq(topic: str, lang: str) -> str:
     return faq_text(topic, lang, public_url=os.environ.get("ADVISOR_PUBLIC_URL"))
 
 
-def handed_over(conversation) -> bool:
-    slots = tracker_slots(conversation)
-    return bool(slots.get("ticket_id")) or slots.get("requested_slot") in ("handoff_consent", "handoff_contact")
+
 
 
 # ------------------------------------------------------------------------- intents that were confused
