@@ -64,6 +64,9 @@ def test_a_stated_sequence_length_is_never_overwritten_by_the_examples_length(kb
     ("7300 örnek, max length 1024 token", "seq_len", 1024),  # and the keyword before it
     ("7300 örnek, 3 milyon token", "total_tokens", 3_000_000),  # a scale: the whole data set
     ("7300 örnek var. 2048 token", "seq_len", 2048),  # another sentence: not said of the examples
+    ("7300 örnek, en fazla 2048 token", "seq_len", 2048),  # a limit: the longest, not each one's length
+    ("7300 examples, 1024 tokens max", "seq_len", 1024),
+    ("۷۳۰۰ نمونه، حداکثر ۲۰۴۸ توکن", "seq_len", 2048),
 ])
 def test_a_token_count_that_is_no_examples_length_is_not_taken_as_one(kb, text, slot, value):
     parsed = parse_values(text, kb)

@@ -246,6 +246,7 @@ class Lexicon:
     # glued to a number, the Turkish distributive ("800er token", "300şer örnek"): "each"
     distributive_suffixes: set = field(default_factory=set)
     abbreviations: set = field(default_factory=set)  # "ort.": its period ends no sentence
+    length_limit_words: PhraseTable = field(default_factory=PhraseTable)  # "en fazla 2048 token" is a maximum
     # ``rewrites`` indexed by their first word (labels: the replacement), built by load_lexicon; apply_rewrites
     # builds it for a Lexicon made by hand.
     rewrite_table: Optional[PhraseTable] = None
@@ -326,6 +327,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         fa_latin_markers={_folded_word(w) for w in language.get("fa_latin_markers", ())},
         distributive_suffixes={_folded_word(w) for w in data.get("distributive_suffixes", ())},
         abbreviations={_folded_word(w) for w in data.get("abbreviations", ())},
+        length_limit_words=_table({"limit": data.get("length_limit_words", [])}),
         declines_contact=_table(data["declines_contact"], order=("refuse", "here", "no_first", "cancel")),
         rewrite_table=_rewrite_table(rewrites),
     )

@@ -240,7 +240,8 @@ class QuantityReader:
         rounds 3 and 4), with or without a word for "each" or "average" between them: "5000 örnek, 600 tokenlik",
         "7000 örnek, 450 token", "6000 örnek 800'er token", "9000 örnek 700 tokenla", «۸۰۰۰ تا نمونه ۷۰۰ توکنی»,
         "5000 examples of 600 tokens". Not when it carries a sequence-length or total keyword ("5000 örnek, 2048
-        token context", "seq 2048"), a scale ("2 milyon token" is a total), or a sentence ends between them."""
+        token context", "seq 2048") or a limit ("en fazla 2048 token"), a scale ("2 milyon token" is a total), or a
+        sentence ends between them."""
         if q.unit != "tokens" or q.per_example or q.keyword is not None or previous.unit != "examples":
             return False
         if q.scale is not None:
@@ -253,6 +254,10 @@ class QuantityReader:
             if token.is_number or token.is_break and token.text not in CLAUSE_JOINING_MARKS \
                     and not self._abbreviation_period(k):
                 return False
+        limits = self.lexicon.length_limit_words
+        if any(limits.any_at(self.tokens, k) for k in range(gap_start, q.first)) or (
+                q.unit_end is not None and q.unit_end < self.n and limits.any_at(self.tokens, q.unit_end)):
+            return False  # "5000 örnek, en fazla 2048 token", "2048 tokens max": the longest, not each one's
         after = self.tag(q.unit_end) if q.unit_end is not None and q.unit_end < self.n else None
         return not (after is not None and after.category == "keyword" and after.label in ("seq_len", "total_tokens"))
 
