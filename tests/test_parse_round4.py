@@ -93,6 +93,9 @@ def test_a_token_count_that_is_no_examples_length_is_not_taken_as_one(kb, text, 
     ("گرانیت ۳.۳ ۸ میلیارد", "granite-3.3-8b"),
     ("جی پی تی اواس‌اس ۱۲۰ میلیارد", "gpt-oss-120b"),
     ("اسمال‌ال‌ام ۲ ۱.۷ میلیارد", "smollm2-1.7b"),
+    ("لاما ۴ اسکوات با لورا", "llama-4-scout"),
+    ("میسترال اسمال ۳.۱", "mistral-small-3.1-24b"),
+    ("ماگیسترال اسمال رو کیولورا کنیم", "magistral-small"),
 ])
 def test_a_model_named_in_persian_letters_is_the_catalogue_model(kb, text, model):
     assert parse_values(text, kb).model_id == model
