@@ -96,6 +96,11 @@ def test_a_token_count_that_is_no_examples_length_is_not_taken_as_one(kb, text, 
     ("لاما ۴ اسکوات با لورا", "llama-4-scout"),
     ("میسترال اسمال ۳.۱", "mistral-small-3.1-24b"),
     ("ماگیسترال اسمال رو کیولورا کنیم", "magistral-small"),
+    # DeepSeek-R1 distills: the base model named after "deepseek" is the distill, not the base
+    ("دیپ‌سیک آر۱ دیستیل لاما ۸ میلیارد", "deepseek-r1-distill-llama-8b"),
+    ("دیپ سیک کوئن ۳۲ میلیارد با کیولورا", "deepseek-r1-distill-qwen-32b"),
+    ("deepseek r1 qwen 14b lora", "deepseek-r1-distill-qwen-14b"),
+    ("deepseek llama 70 milyar qlora", "deepseek-r1-distill-llama-70b"),
 ])
 def test_a_model_named_in_persian_letters_is_the_catalogue_model(kb, text, model):
     assert parse_values(text, kb).model_id == model
