@@ -53,6 +53,7 @@ def test_a_stated_sequence_length_stays(conversation, lang, message, examples, a
     ("می‌خوایم لاما ۴ اسکاوت رو با کیولورا فاین‌تیون کنیم", "llama-4-scout"),
     ("کیوِن ۲.۵ ۱۴ میلیارد رو با لورا آموزش بدیم، چه کارتی لازمه؟", "qwen2.5-14b"),
     ("فای ۳ مینی با لورا چقدر هزینه داره؟", "phi-3-mini"),
+    ("دیپ‌سیک آر۱ دیستیل کوئن ۱۴ میلیارد رو با کیولورا تیون کنیم", "deepseek-r1-distill-qwen-14b"),
 ])
 def test_a_model_in_persian_letters_gets_an_estimate(conversation, message, model):
     c = conversation()
