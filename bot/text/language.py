@@ -3,7 +3,8 @@
 Rules, in order:
   * empty text, a button payload or command ("/greet", "/start abc") -> None;
   * any Arabic-script letter -> "fa" (the bot serves Persian; "llama 8b رو با qlora" is Persian with English terms);
-  * Persian typed in Latin letters ("Finglish": "salam", "mikham llama ro ba qlora") counts for "fa", and so do
+  * Persian typed in Latin letters ("Finglish": "salam", "mikham llama ro ba qlora") counts for "fa", its markers
+    that no Turkish sentence has ("che", "chand", "cheghadr", "mikham") twice as much; so do
     Persian/Arabic digits and punctuation ("۴۰۹۶", "8B؟"): they come from a Persian keyboard;
   * Latin text: a Turkish-only letter (ğ ş ı İ) counts strongly for Turkish, ç ö ü a little; then each word is
     looked up in the Turkish and English word lists of knowledge/lexicon.yml (Turkish also typed without
@@ -37,6 +38,9 @@ _CURRENCY_UNITS = {"usd", "try", "toman", "eur"}
 STRONG_LETTER_SCORE = 2.0
 WEAK_LETTER_SCORE = 1.0
 PERSIAN_KEYBOARD_SCORE = 1.0
+# a Finglish marker ("che", "chand", "cheghadr", "mikham") weighs as much as a Turkish-only letter: a short
+# "llama lora che karti?" is Persian although "karti" (کارتی) reads as the Turkish "kartı" (issue 21, round 4)
+FINGLISH_MARKER_SCORE = 2.0
 MIN_STEM_LENGTH = 4
 MIN_SUFFIX_WORD_LENGTH = 6
 
@@ -58,7 +62,7 @@ def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> O
     for word, count in Counter(_LATIN_WORD_RE.findall(fold(text))).items():
         language = _word_language(word, lexicon)
         if language is not None:
-            scores[language] += count
+            scores[language] += count * (FINGLISH_MARKER_SCORE if word in lexicon.fa_latin_markers else 1.0)
     best = max(scores.values())
     winners = [lang for lang, score in scores.items() if score == best]
     return winners[0] if best > 0 and len(winners) == 1 else None
@@ -68,7 +72,7 @@ def _word_language(word: str, lexicon: Lexicon) -> Optional[str]:
     """The language one Latin word counts for (knowledge/lexicon.yml word lists), None for a neutral word."""
     if _is_currency_word(word, lexicon):
         return None
-    if word in lexicon.fa_latin_words:
+    if word in lexicon.fa_latin_words or word in lexicon.fa_latin_markers:
         return "fa"
     if word in lexicon.en_words or word.startswith(lexicon.en_stems):
         return "en"

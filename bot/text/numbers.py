@@ -240,6 +240,13 @@ class Lexicon:
     attribute_unit_endings: Tuple[str, ...] = ()
     of_words: set = field(default_factory=set)
     own_catalogue_card_words: PhraseTable = field(default_factory=PhraseTable)
+    # Finglish words no Turkish or English sentence has ("che", "chand", "mikham"): they outweigh a word Turkish
+    # shares with Finglish ("karti", "saat")
+    fa_latin_markers: set = field(default_factory=set)
+    # glued to a number, the Turkish distributive ("800er token", "300şer örnek"): "each"
+    distributive_suffixes: set = field(default_factory=set)
+    abbreviations: set = field(default_factory=set)  # "ort.": its period ends no sentence
+    length_limit_words: PhraseTable = field(default_factory=PhraseTable)  # "en fazla 2048 token" is a maximum
     # ``rewrites`` indexed by their first word (labels: the replacement), built by load_lexicon; apply_rewrites
     # builds it for a Lexicon made by hand.
     rewrite_table: Optional[PhraseTable] = None
@@ -317,6 +324,10 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         en_words={_folded_word(w) for w in language["en_words"]},
         fa_latin_words={_folded_word(w) for w in language["fa_latin_words"]},
         en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
+        fa_latin_markers={_folded_word(w) for w in language.get("fa_latin_markers", ())},
+        distributive_suffixes={_folded_word(w) for w in data.get("distributive_suffixes", ())},
+        abbreviations={_folded_word(w) for w in data.get("abbreviations", ())},
+        length_limit_words=_table({"limit": data.get("length_limit_words", [])}),
         declines_contact=_table(data["declines_contact"], order=("refuse", "here", "no_first", "cancel")),
         rewrite_table=_rewrite_table(rewrites),
     )

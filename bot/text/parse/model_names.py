@@ -93,8 +93,8 @@ def _after_name(token: Token, previous: Token, lexicon: Lexicon, stems: set, let
     """A suffix after a number or a name: None (dropped), the size letter it was glued to, or the token itself."""
     text = token.text
     if token.glued and previous.is_number and text not in letters_after_digits:  # "17b 16e" stays
-        if text in lexicon.name_suffixes:
-            return None  # "qwen3ü", "4090ı"
+        if text in lexicon.name_suffixes or text in lexicon.distributive_suffixes:
+            return None  # "qwen3ü", "4090ı", "800er token" (each)
         if text[0] in _SIZE_LETTERS and text[1:] in lexicon.name_suffixes:
             return replace(token, text=text[0], end=token.start + 1)  # "8byi" -> "8" "b"
     elif not token.glued and text in lexicon.separate_name_suffixes and (

@@ -25,14 +25,18 @@ class ModelReader:
     def _find_full_names(self) -> None:
         """The longest preset name (id, display name or alias) at each word, left to right."""
         names, _, _ = _model_index(self.kb)
-        # "۲۰ بی" is "20b" in a name, as it is as a size
-        texts = ["b" if t.text in _BILLION_LETTERS and k and self.tokens[k - 1].is_number else t.text
+        # "۲۰ بی", «۱۴ میلیارد», "14 milyar" are "20b", "14b" in a name, as they are as a size
+        texts = ["b" if k and self.tokens[k - 1].is_number and self._billion_word(k) else t.text
                  for k, t in enumerate(self.tokens)]
         by_first = _names_by_first_word(self.kb, names)
         i = 0
         while i < self.n:
             matched = next((name for name in by_first.get(texts[i], ()) if self._name_at(texts, i, name)), None)
             i = self._take_name(i, matched) if matched is not None else i + 1
+
+    def _billion_word(self, k: int) -> bool:
+        return self.tokens[k].text in _BILLION_LETTERS or self.lexicon.multipliers.longest_at(self.tokens, k) == (
+            1, "billion")
 
     def _name_at(self, texts, i: int, name) -> bool:
         length = len(name.words)

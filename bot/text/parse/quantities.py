@@ -12,6 +12,10 @@ from bot.text.parse.values import RANGE_DASHES
 
 # A weak number word ("bir", «یک») with a card word is a GPU count only in a short answer ("یک کارت", "bir kart").
 MAX_WORDS_OF_A_COUNT = 3
+# "7000 ta nemune daram har kodoom 500 token": the words a count of examples and its length may have between them
+MAX_WORDS_BETWEEN_COUNT_AND_LENGTH = 3
+# punctuation inside one clause ("5000 örnek, 600 token"); a full stop, "?" or "!" ends it
+CLAUSE_JOINING_MARKS = frozenset({",", ";", ":", "-", "(", ")", "/"})
 
 
 @dataclass
@@ -232,21 +236,30 @@ class QuantityReader:
         return quantities
 
     def _length_of_each_example(self, previous: _Quantity, q: _Quantity) -> bool:
-        """ "5000 örnek, 600 tokenlik", «۵۰۰۰ تا نمونه ۱۰۲۴ توکنی», "5000 examples of 600 tokens": a token count
-        right after a count of examples, written as that count's attribute (the adjective form of the unit, or
-        "of"), is the length of each example (issue 21), not a sequence length; "5000 örnek, 2048 token context"
-        keeps its keyword."""
+        """A token count that follows a count of examples in the same clause is the length of each example (issue 21,
+        rounds 3 and 4), with or without a word for "each" or "average" between them: "5000 örnek, 600 tokenlik",
+        "7000 örnek, 450 token", "6000 örnek 800'er token", "9000 örnek 700 tokenla", «۸۰۰۰ تا نمونه ۷۰۰ توکنی»,
+        "5000 examples of 600 tokens". Not when it carries a sequence-length or total keyword ("5000 örnek, 2048
+        token context", "seq 2048") or a limit ("en fazla 2048 token"), a scale ("2 milyon token" is a total), or a
+        sentence ends between them."""
         if q.unit != "tokens" or q.per_example or q.keyword is not None or previous.unit != "examples":
             return False
+        if q.scale is not None:
+            return False
         gap_start = previous.unit_end if previous.unit_end is not None else previous.end
-        if not 0 <= q.first - gap_start <= 3 or any(self.tokens[k].is_number for k in range(gap_start, q.first)):
+        if not 0 <= q.first - gap_start <= MAX_WORDS_BETWEEN_COUNT_AND_LENGTH:
             return False
+        for k in range(gap_start, q.first):
+            token = self.tokens[k]
+            if token.is_number or token.is_break and token.text not in CLAUSE_JOINING_MARKS \
+                    and not self._abbreviation_period(k):
+                return False
+        limits = self.lexicon.length_limit_words
+        if any(limits.any_at(self.tokens, k) for k in range(gap_start, q.first)) or (
+                q.unit_end is not None and q.unit_end < self.n and limits.any_at(self.tokens, q.unit_end)):
+            return False  # "5000 örnek, en fazla 2048 token", "2048 tokens max": the longest, not each one's
         after = self.tag(q.unit_end) if q.unit_end is not None and q.unit_end < self.n else None
-        if after is not None and after.category == "keyword" and after.label in ("seq_len", "total_tokens"):
-            return False
-        unit_word = self.tokens[q.unit_end - 1].text if q.unit_end is not None else ""
-        gap_words = {self.tokens[k].text for k in range(gap_start, q.first)}
-        return unit_word.endswith(self.lexicon.attribute_unit_endings) or bool(gap_words & self.lexicon.of_words)
+        return not (after is not None and after.category == "keyword" and after.label in ("seq_len", "total_tokens"))
 
     def _read_multipliers(self, q: _Quantity) -> None:
         j = q.end
@@ -355,6 +368,11 @@ class QuantityReader:
                 return tag.label == "per_example" or not self._number_within(tag.end, 4)
         return False
 
+    def _abbreviation_period(self, index: int) -> bool:
+        """The period of an abbreviation ("ort.", "yakl."), which ends no sentence."""
+        return self.tokens[index].text == "." and index > 0 \
+            and self.tokens[index - 1].text in self.lexicon.abbreviations
+
     def _number_within(self, index: int, reach: int) -> bool:
         """A number in the next ``reach`` tokens before a punctuation break."""
         for k in range(index, min(index + reach, self.n)):
@@ -379,6 +397,9 @@ class QuantityReader:
         steps = 0
         while k >= 0 and steps < 3:
             token, tag = self.tokens[k], self.tags[k]
+            if self._abbreviation_period(k):
+                k -= 1  # "ort. 350 token": the abbreviation's period
+                continue
             if token.is_break or token.is_number or self.consumed[k]:
                 break
             if tag is not None:
