@@ -14,9 +14,12 @@ channels (credentials.yml). What is here has no such extension point in Rasa 3.6
   the domain check) and by name (the ensemble's "_RulePolicy" suffix for memorised predictions); so the bounded
   lookup stays a patch.
 
-Off switch: `ADVISOR_RASA_PATCHES=off` in the environment leaves Rasa exactly as shipped (nothing replaced, no import
-hook). tests/servers.py passes it to the servers the tests start; `make check-unpatched` runs the conversation
-suites that way (.ci/run does too).
+Switch: `ADVISOR_RASA_PATCHES=off` in the environment leaves Rasa exactly as shipped (nothing replaced, no import
+hook); `on` (or unset) installs every patch; a comma-separated list of `-name` items installs all but those (e.g.
+`ADVISOR_RASA_PATCHES=-fast_rules,-fast_copies`). Any other value, or a name not in PATCHES, stops the process at
+start (importing bot.assistant raises PatchSwitchError naming the patches). tests/servers.py passes the variable to
+the servers the tests start; `make check-unpatched` runs the conversation suites with `off` (.ci/run does too);
+bench/bench_patches.py measures each speed patch left out, against all on, in one run.
 
 Version guard: the patches were written against and tested with Rasa RASA_VERSION only. On any other version none is
 installed and a warning says so: the product then runs as Rasa ships (slower; an action-server outage is answered by
@@ -46,6 +49,7 @@ logger = logging.getLogger(__name__)
 RASA_VERSION = "3.6.21"
 SWITCH = "ADVISOR_RASA_PATCHES"
 OFF_VALUES = ("off", "0", "false", "no")
+ON_VALUES = ("on", "1", "true", "yes", "")
 
 
 class Patch(NamedTuple):
@@ -119,8 +123,35 @@ def table() -> str:
     return "\n".join(rows)
 
 
+class PatchSwitchError(ValueError):
+    """ADVISOR_RASA_PATCHES holds something other than on, off or a list of -name items of known patches."""
+
+
+def selected(value: Optional[str] = None) -> Tuple[str, ...]:
+    """The patch modules that `value` (default: ADVISOR_RASA_PATCHES from the environment) switches on, in PATCHES
+    order: every one for on/unset, none for off, all but the named ones for '-name,-name'."""
+    raw = os.environ.get(SWITCH, "on") if value is None else value
+    text = raw.strip().lower()
+    every = tuple(patch.module for patch in PATCHES)
+    if text in ON_VALUES:
+        return every
+    if text in OFF_VALUES:
+        return ()
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    malformed = [item for item in items if not item.startswith("-")]
+    unknown = [item for item in items if item.startswith("-") and item[1:] not in every]
+    if malformed or unknown or not items:
+        raise PatchSwitchError(
+            f"{SWITCH}={raw!r}: " + (f"unknown patch {', '.join(repr(i[1:]) for i in unknown)}; " if unknown else "")
+            + (f"{', '.join(repr(i) for i in malformed)} is not -name; " if malformed else "")
+            + "expected on, off or a comma-separated list of -name items (all but those) with names among: "
+            + ", ".join(every))
+    left_out = {item[1:] for item in items}
+    return tuple(name for name in every if name not in left_out)
+
+
 def switched_on() -> bool:
-    return os.environ.get(SWITCH, "on").strip().lower() not in OFF_VALUES
+    return bool(selected())
 
 
 def installed_rasa_version() -> Optional[str]:
@@ -130,22 +161,29 @@ def installed_rasa_version() -> Optional[str]:
         return None
 
 
-def install() -> bool:
-    """Install every patch (each when Rasa loads its module); False, and nothing touched, when switched off or on
-    another Rasa version than RASA_VERSION."""
-    if not switched_on():
+def install() -> Tuple[str, ...]:
+    """Install the patches the switch selects (each when Rasa loads its module) and name them; none, and nothing
+    touched, when switched off or on another Rasa version than RASA_VERSION. An invalid switch raises
+    PatchSwitchError before anything is installed."""
+    chosen = selected()
+    if not chosen:
         logger.info("Rasa runs as shipped: %s=%s", SWITCH, os.environ.get(SWITCH))
-        return False
+        return ()
     version = installed_rasa_version()
     if version != RASA_VERSION:
         logger.warning("Rasa %s is installed, the patches in bot/assistant/patches were written for %s: none is "
                        "installed, Rasa runs as shipped (slower; action-server and database outages get Rasa's own "
                        "handling). Check each patch against this version, then update RASA_VERSION.",
                        version, RASA_VERSION)
-        return False
+        return ()
+    if len(chosen) < len(PATCHES):
+        logger.warning("Patches to Rasa left out by %s: %s", SWITCH,
+                       ", ".join(p.module for p in PATCHES if p.module not in chosen))
     for patch in PATCHES:
-        importlib.import_module(f"{__name__}.{patch.module}").install()
-    return True
+        if patch.module in chosen:
+            importlib.import_module(f"{__name__}.{patch.module}").install()
+    return chosen
 
 
-INSTALLED = install()
+ACTIVE: Tuple[str, ...] = install()  # the patch modules installed in this process
+INSTALLED = bool(ACTIVE)
