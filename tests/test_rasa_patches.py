@@ -594,47 +594,6 @@ print(sorted(m for m in ("tensorboard", "pytest", "jax", "h5py") if sys.modules.
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_past_states_once_per_tracker_state_equal_rasas_and_are_callers_own():
-    """patches.fast_states: after every event of a conversation (form, slots, rule-only turns, a reverted
-    user turn), the kept past states equal Rasa's replay for each argument combination the policies use, and a
-    caller editing its states (as the featurizer does) does not change what the next caller gets."""
-    from bot.assistant.patches import fast_states
-    from rasa.shared.core.domain import Domain
-    from rasa.shared.core.events import (ActionExecuted, ActiveLoop, SlotSet, UserUttered,
-                                         UserUtteranceReverted)
-    from rasa.shared.core.trackers import DialogueStateTracker
-
-    assert fast_states.is_installed()
-    domain = Domain.load(str(ROOT / "domain"))
-    model_slot = "model_id" if any(s.name == "model_id" for s in domain.slots) else domain.slots[0].name
-    events = [ActionExecuted("action_session_start"), ActionExecuted("action_listen"),
-              UserUttered("13B QLoRA 4096", {"name": "estimate"}), ActionExecuted("estimate_form"),
-              ActiveLoop("estimate_form"), SlotSet(model_slot, "llama-2-13b"), SlotSet("requested_slot", "budget"),
-              ActionExecuted("action_listen"), UserUttered("bütçe yok", {"name": "inform"}),
-              ActionExecuted("estimate_form"), ActiveLoop(None), SlotSet("requested_slot", None),
-              ActionExecuted("action_estimate"), ActionExecuted("action_listen"),
-              UserUttered("LoRA olursa?", {"name": "inform"}), UserUtteranceReverted(),
-              ActionExecuted("action_listen"), UserUttered("teşekkürler", {"name": "thanks"}),
-              ActionExecuted("utter_thanks", hide_rule_turn=True), ActionExecuted("action_listen")]
-    rule_only = {"slots": ["requested_slot"], "loops": ["estimate_form"]}
-    variants = [dict(), dict(rule_only_data=rule_only), dict(ignore_rule_only_turns=True, rule_only_data=rule_only),
-                dict(omit_unset_slots=True)]
-    patched = DialogueStateTracker.past_states
-    live = rasas(DialogueStateTracker, "past_states")
-    tracker = DialogueStateTracker("fast-states", domain.slots)
-    for event in events:
-        tracker.update(event)
-        for kwargs in variants:
-            mine = patched(tracker, domain, **kwargs)
-            # Rasa's own past_states on a fresh tracker of the same events
-            reference = DialogueStateTracker.from_events("ref", list(tracker.events), domain.slots)
-            reference_states = live(reference, domain, **kwargs)
-            assert mine == reference_states, (event, kwargs)
-            for state in mine:  # a caller's edits stay its own
-                state.clear()
-            assert patched(tracker, domain, **kwargs) == reference_states
-
-
 def test_slot_copies_are_what_copy_copy_makes_of_them():
     """patches.fast_copies: every slot of the domain copied by Slot.__copy__ is what the generic copy.copy
     (through __reduce_ex__) makes: the same class, equal attributes in a dict of its own."""
