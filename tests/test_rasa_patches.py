@@ -594,47 +594,6 @@ print(sorted(m for m in ("tensorboard", "pytest", "jax", "h5py") if sys.modules.
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_past_states_once_per_tracker_state_equal_rasas_and_are_callers_own():
-    """patches.fast_states: after every event of a conversation (form, slots, rule-only turns, a reverted
-    user turn), the kept past states equal Rasa's replay for each argument combination the policies use, and a
-    caller editing its states (as the featurizer does) does not change what the next caller gets."""
-    from bot.assistant.patches import fast_states
-    from rasa.shared.core.domain import Domain
-    from rasa.shared.core.events import (ActionExecuted, ActiveLoop, SlotSet, UserUttered,
-                                         UserUtteranceReverted)
-    from rasa.shared.core.trackers import DialogueStateTracker
-
-    assert fast_states.is_installed()
-    domain = Domain.load(str(ROOT / "domain"))
-    model_slot = "model_id" if any(s.name == "model_id" for s in domain.slots) else domain.slots[0].name
-    events = [ActionExecuted("action_session_start"), ActionExecuted("action_listen"),
-              UserUttered("13B QLoRA 4096", {"name": "estimate"}), ActionExecuted("estimate_form"),
-              ActiveLoop("estimate_form"), SlotSet(model_slot, "llama-2-13b"), SlotSet("requested_slot", "budget"),
-              ActionExecuted("action_listen"), UserUttered("bütçe yok", {"name": "inform"}),
-              ActionExecuted("estimate_form"), ActiveLoop(None), SlotSet("requested_slot", None),
-              ActionExecuted("action_estimate"), ActionExecuted("action_listen"),
-              UserUttered("LoRA olursa?", {"name": "inform"}), UserUtteranceReverted(),
-              ActionExecuted("action_listen"), UserUttered("teşekkürler", {"name": "thanks"}),
-              ActionExecuted("utter_thanks", hide_rule_turn=True), ActionExecuted("action_listen")]
-    rule_only = {"slots": ["requested_slot"], "loops": ["estimate_form"]}
-    variants = [dict(), dict(rule_only_data=rule_only), dict(ignore_rule_only_turns=True, rule_only_data=rule_only),
-                dict(omit_unset_slots=True)]
-    patched = DialogueStateTracker.past_states
-    live = rasas(DialogueStateTracker, "past_states")
-    tracker = DialogueStateTracker("fast-states", domain.slots)
-    for event in events:
-        tracker.update(event)
-        for kwargs in variants:
-            mine = patched(tracker, domain, **kwargs)
-            # Rasa's own past_states on a fresh tracker of the same events
-            reference = DialogueStateTracker.from_events("ref", list(tracker.events), domain.slots)
-            reference_states = live(reference, domain, **kwargs)
-            assert mine == reference_states, (event, kwargs)
-            for state in mine:  # a caller's edits stay its own
-                state.clear()
-            assert patched(tracker, domain, **kwargs) == reference_states
-
-
 def test_slot_copies_are_what_copy_copy_makes_of_them():
     """patches.fast_copies: every slot of the domain copied by Slot.__copy__ is what the generic copy.copy
     (through __reduce_ex__) makes: the same class, equal attributes in a dict of its own."""
@@ -820,7 +779,9 @@ def _fresh_interpreters(*runs: Tuple[str, Dict[str, str]]) -> List[Tuple[int, st
 
 
 CHECK_AS_SHIPPED = """
-import importlib, json, sys
+import importlib, json, os, sys
+import rasa
+RASA_DIR = os.path.dirname(rasa.__file__) + os.sep
 import bot.assistant
 from bot.assistant import patches
 from bot.assistant.patches import import_hooks
@@ -838,13 +799,14 @@ for p in patches.PATCHES:
         value = vars(owner).get(last)
         if isinstance(value, type(sys)):  # a module Rasa imported (copy, dask): the real one
             shipped = value is sys.modules[last]
-        else:  # a function of Rasa's, or nothing (Slot has no __copy__ of its own in Rasa)
-            shipped = value is None or getattr(getattr(value, "__func__", value), "__module__", "").startswith("rasa.")
+        else:  # a function of Rasa's (its code in Rasa's files: a wrapper keeps __module__), or nothing (Slot has
+            code = getattr(getattr(value, "__func__", value), "__code__", None)  # no __copy__ of its own in Rasa)
+            shipped = value is None or (code is not None and code.co_filename.startswith(RASA_DIR))
         if not shipped:
             foreign.append(entry)
 hooks = [type(f).__name__ for f in sys.meta_path if type(f).__module__.startswith("bot.")]
-print(json.dumps({"installed": patches.INSTALLED, "originals": len(import_hooks._ORIGINALS),
-                  "foreign": foreign, "hooks": hooks}))
+print(json.dumps({"installed": patches.INSTALLED, "active": list(patches.ACTIVE),
+                  "originals": len(import_hooks._ORIGINALS), "foreign": foreign, "hooks": hooks}))
 """
 
 
@@ -857,7 +819,7 @@ def test_switched_off_or_on_another_rasa_version_rasa_runs_exactly_as_shipped():
                      "metadata.version = lambda name: '3.6.20' if name == 'rasa' else real(name)\n")
     off, other = _fresh_interpreters((CHECK_AS_SHIPPED, {"ADVISOR_RASA_PATCHES": "off"}),
                                      (other_version + CHECK_AS_SHIPPED, {"ADVISOR_RASA_PATCHES": "on"}))
-    as_shipped = {"installed": False, "originals": 0, "foreign": [], "hooks": []}
+    as_shipped = {"installed": False, "active": [], "originals": 0, "foreign": [], "hooks": []}
     for returncode, out, err in (off, other):
         assert returncode == 0, err[-2000:]
         assert json.loads(out.strip().splitlines()[-1]) == as_shipped, err[-2000:]
@@ -871,6 +833,75 @@ def test_switched_off_or_on_another_rasa_version_rasa_runs_exactly_as_shipped():
         exec(CHECK_AS_SHIPPED, {})
     listed = {entry for patch in patches.PATCHES for entry in patch.replaces}
     assert set(json.loads(printed.getvalue())["foreign"]) == listed
+
+
+def test_switch_selects_all_none_or_all_but_the_named_patches():
+    every = tuple(patch.module for patch in patches.PATCHES)
+    for value in ("on", " ON ", "", "1", "yes"):
+        assert patches.selected(value) == every, value
+    for value in ("off", "Off", "0", "false", "no"):
+        assert patches.selected(value) == (), value
+    assert patches.selected("-fast_events, -payload_depth,") == tuple(
+        name for name in every if name not in ("fast_events", "payload_depth"))
+    assert patches.selected(",".join(f"-{name}" for name in every)) == ()
+
+
+@pytest.mark.parametrize("value, named", [
+    ("-fast_rules,-no_such_patch", "unknown patch 'no_such_patch'"),
+    ("fast_rules", "'fast_rules' is not -name"),
+    ("-fast_rules,fast_copies", "'fast_copies' is not -name"),
+    ("-", "unknown patch ''"),
+    (",", "expected on, off or"),
+    ("maybe", "'maybe' is not -name"),
+])
+def test_switch_with_an_unknown_name_or_form_is_refused_naming_the_patches(value, named):
+    with pytest.raises(patches.PatchSwitchError) as refused:
+        patches.selected(value)
+    message = str(refused.value)
+    assert named in message and patches.SWITCH in message
+    assert all(patch.module in message for patch in patches.PATCHES)
+
+
+def test_patches_left_out_by_the_switch_leave_rasas_own_attributes():
+    """ADVISOR_RASA_PATCHES=-a,-b in a fresh interpreter: exactly the attributes of the other patches are replaced,
+    those of a and b are Rasa's live ones (RemoteAction.run, which two patches replace, is Rasa's only when both are
+    left out); an unknown name stops the import of bot.assistant with an error naming it."""
+    left_out_runs = [("fast_rules", "fast_copies"), ("in_process_actions", "action_timeout"), ("in_process_actions",)]
+    runs = [(CHECK_AS_SHIPPED, {"ADVISOR_RASA_PATCHES": ",".join(f"-{name}" for name in names)})
+            for names in left_out_runs]
+    runs.append(("import bot.assistant", {"ADVISOR_RASA_PATCHES": "-fast_rules,-fast_rulez"}))
+    *left_out, unknown = _fresh_interpreters(*runs)
+    for names, (returncode, out, err) in zip(left_out_runs, left_out):
+        assert returncode == 0, err[-2000:]
+        found = json.loads(out.strip().splitlines()[-1])
+        kept = [patch for patch in patches.PATCHES if patch.module not in names]
+        replaced = {entry for patch in kept for entry in patch.replaces}
+        assert found["installed"] and found["active"] == [patch.module for patch in kept], names
+        assert set(found["foreign"]) == replaced and found["originals"] == len(replaced), names
+        assert "_AfterImport" in found["hooks"], names
+        assert all(name in err for name in names), err[-2000:]  # the log says which are left out
+    assert "rasa.core.actions.action:RemoteAction.run" not in json.loads(left_out[1][1].splitlines()[-1])["foreign"]
+    returncode, out, err = unknown
+    assert returncode != 0
+    assert "PatchSwitchError" in err and "unknown patch 'fast_rulez'" in err, err[-2000:]
+
+
+async def test_validation_actions_go_to_the_action_server_when_in_process_is_left_out(monkeypatch):
+    """in_process_actions left out (its flag off, as in a process where it was never installed): action_timeout
+    sends the validation actions to the action server, with its timeout, instead of running them here."""
+    from bot.assistant.patches import in_process_actions
+
+    assert in_process_actions.runs_in_process("validate_estimate_form")
+    monkeypatch.setattr(in_process_actions, "_installed", False)
+    assert not in_process_actions.runs_in_process("validate_estimate_form")
+    requests: List[dict] = []
+    domain = Domain.empty()
+    with action_server_answering(VALID, requests=requests) as url:
+        action = RemoteAction("validate_estimate_form", EndpointConfig(url))
+        events = await action.run(CollectingOutputChannel(), TemplatedNaturalLanguageGenerator(domain.responses),
+                                  DialogueStateTracker("tester", slots=[]), domain)
+    assert SlotSet("language", "tr") in events
+    assert [request["next_action"] for request in requests] == ["validate_estimate_form"]
 
 
 # ------------------------------------------------------------------ kept-alive connections closed by the server

@@ -42,10 +42,12 @@ IN_PROCESS_ACTIONS: Dict[str, str] = {
 }
 
 _executor: Optional[Any] = None
+_installed = False  # set when the patch is applied to RemoteAction
 
 
 def runs_in_process(action_name: str) -> bool:
-    return action_name in IN_PROCESS_ACTIONS
+    """Whether this patch is installed (not left out by ADVISOR_RASA_PATCHES) and runs `action_name` in Rasa."""
+    return _installed and action_name in IN_PROCESS_ACTIONS
 
 
 def executor() -> Any:
@@ -71,6 +73,8 @@ def warm_up() -> None:
     """The executor built and what the actions read on a first message loaded (the parser's tables, the catalogue)."""
     from bot.text.parse import parse_values
 
+    if not _installed:  # left out by ADVISOR_RASA_PATCHES: the action server runs them
+        return
     executor()
     parse_values("llama 3.1 8b qlora 2048")
 
@@ -104,6 +108,8 @@ async def run_in_process(action: Any, output_channel: Any, nlg: Any, tracker: An
 
 
 def patch_remote_action(module: Any) -> None:
+    global _installed
+    _installed = True
     remote_action = module.RemoteAction
     original = remote_action.run
     if getattr(original, PATCH_MARKER, False):
