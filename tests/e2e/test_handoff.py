@@ -295,7 +295,11 @@ def test_without_consent_an_anonymous_ticket(stack: Stack, lang, ask, no):
     user = stack.conversation()
     user.say("سلام" if lang == "fa" else "merhaba")
     user.say(ask)
-    opened = _texts(user.say(no))
+    # Issue 21, round 4: "no" opens nothing by itself; a request without a contact is offered, "yes" opens it.
+    offered = _texts(user.say(no))
+    assert response_text("utter_offer_ticket_without_contact", lang) in offered
+    assert stack.store.list(sender_id=user.sender) == []
+    opened = _texts(user.say("بله" if lang == "fa" else "evet"))
     assert fixed_prefix("utter_ticket_opened_anonymous", lang) in opened
     ticket = stack.store.get(TICKET_ID.search(opened).group())
     assert ticket.contact is None and not ticket.consent and ticket.sender_id == user.sender
