@@ -146,7 +146,9 @@ class ValidateHandoffForm(FormValidationAction):
             # consent rules stand: nothing of the message is kept). action_open_ticket says so (issue 21, round 3).
             return {"handoff_consent": False, "handoff_contact": None, "handoff_cancelled": True}
         if requested == "handoff_consent":
-            return self._read_consent(dispatcher, intent, text, typed_text(tracker))
+            # A message the NLU found no words in (keyboard mash, emoji) is never a name.
+            typed = "" if _no_words(tracker) else typed_text(tracker) or text
+            return self._read_consent(dispatcher, intent, text, typed)
         if requested == "handoff_contact":
             return self._read_contact(dispatcher, intent, text)
         return {}
@@ -164,7 +166,7 @@ class ValidateHandoffForm(FormValidationAction):
             # Typing a contact right after the notice answers the question as clearly as "yes", also inside
             # a "yes" ("evet kabul, mailim ..."): the ticket opens at once, the contact is not asked again.
             return {"handoff_consent": True, "handoff_contact": contact.value}
-        name = name_in_answer(typed or text)
+        name = name_in_answer(typed) if typed else None
         if name is not None:
             # "adım Deniz Kaya", «اسمم سارا رضایی است»: a yes as clear as a contact; the name goes on the ticket
             # and the contact is asked next (issue 21, round 4).
@@ -210,6 +212,12 @@ class ValidateHandoffForm(FormValidationAction):
 
 
 _CONTACT_KINDS = ("email", "telegram", "phone")
+
+
+def _no_words(tracker: Tracker) -> bool:
+    """The NLU's intent guard found nothing to read (bot.assistant.components: nlu_fallback at confidence 1)."""
+    intent = tracker.latest_message.get("intent") or {}
+    return intent.get("name") == "nlu_fallback" and float(intent.get("confidence") or 0) >= 1.0
 
 
 def typed_text(tracker: Tracker) -> str:

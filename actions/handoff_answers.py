@@ -8,20 +8,26 @@ bot.text.replies.declines_contact) and ``consent_answers`` (yes_first / gives / 
 - ``agrees_to_contact``: "olur, bilgilerimi vereyim", «باشه، اطلاعاتم رو میدم»: a yes with words after it, or
   "I'll give my details" without a yes, that the classifier did not read as affirm.
 - ``name_in_answer``: the customer's name typed instead of "yes" ("adım Deniz Kaya", «اسمم سارا رضایی است»,
-  "Deniz Kaya"): a yes, and the name goes on the ticket.
+  "Deniz Kaya", «سارا رضایی»): a yes, and the name goes on the ticket.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import FrozenSet, Optional
+from pathlib import Path
+from typing import FrozenSet, List, Optional
 
 from bot.text.normalize import fold
 from bot.text.numbers import LEXICON_PATH, PhraseTable, load_lexicon, tokenize
 
-# A name typed alone: two or three words, each a capitalised word of Latin letters (Turkish ones included).
+# A name typed alone: two or three words, each a capitalised word of Latin letters (Turkish ones included), or
+# each a word of Persian letters that no text the bot is built from holds («نگار صالحی»).
 _LATIN_NAME_WORD = re.compile(r"^[A-ZÇĞİÖŞÜ][a-zçğıöşü]+$")
+_PERSIAN_WORD = re.compile(r"^[\u0600-\u06FF]+$")
 NAME_WORDS = (2, 3)
+_WORD = re.compile(r"[^\W\d_]+")
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = ("data/nlu", "knowledge", "domain")
 # The longest name kept after an introduction ("adım Deniz Kaya Yılmaz"), in words.
 NAME_MAX_WORDS = 4
 
@@ -38,6 +44,27 @@ def _tables() -> dict:
             table.add(words, key)
         tables[key] = table
     return tables
+
+
+@lru_cache(maxsize=1)
+def _known_words() -> FrozenSet[str]:
+    """Every word (folded) of the texts the bot is built from (the same as bot.assistant.components.latin_mash
+    reads; not imported from there, which would load Rasa into the action server)."""
+    words: set = set()
+    for folder in SOURCES:
+        for path in sorted((ROOT / folder).rglob("*.yml")):
+            words.update(_WORD.findall(fold(path.read_text(encoding="utf-8"))))
+    return frozenset(words)
+
+
+def _persian_name(words: List[str]) -> bool:
+    """Two or three Persian words none of which is a word we know: a name («سارا رضایی»). Keyboard mash is
+    unknown too: the caller leaves out messages the NLU found no words in (actions/handoff.py)."""
+    if len(words) not in NAME_WORDS or not all(_PERSIAN_WORD.match(w) for w in words):
+        return False
+    known = _known_words()
+    folded = _WORD.findall(fold(" ".join(words)))
+    return len(folded) == len(words) and not any(w in known for w in folded)
 
 
 def _labels(table: PhraseTable, text: str) -> FrozenSet[str]:
@@ -76,13 +103,14 @@ def name_in_answer(text: str) -> Optional[str]:
 
     Either introduced ("adım Deniz Kaya", «اسمم سارا رضایی است», "my name is ...": the words after the
     introduction, at most NAME_MAX_WORDS, without a closing «است» / «هستم»), or typed alone as two or three
-    capitalised Latin words ("Deniz Kaya"). A message that declines is never a name.
+    capitalised Latin words ("Deniz Kaya") or Persian words we do not know («سارا رضایی»). A message that
+    declines is never a name.
     """
     if not isinstance(text, str) or not text.strip() or decline_labels(text) or "?" in text or "؟" in text:
         return None
     stripped = text.strip().strip(".!،,")
     words = stripped.split()
-    if len(words) in NAME_WORDS and all(_LATIN_NAME_WORD.match(w) for w in words):
+    if len(words) in NAME_WORDS and all(_LATIN_NAME_WORD.match(w) for w in words) or _persian_name(words):
         return stripped
     folded = fold(stripped)
     # fold() keeps the length for the letters names are written in; when it did not, the folded name is kept.

@@ -136,6 +136,7 @@ def test_a_yes_with_more_words_asks_for_the_contact(conversation, lang, answer):
     ("fa", "اسمم نگار صالحی است", "نگار صالحی", "negar.salehi@example.org"),
     ("tr", "adım Elif Arslan", "Elif Arslan", "elif.arslan@example.org"),
     ("tr", "Burak Demirtaş", "Burak Demirtaş", "@burak_dmr"),
+    ("fa", "کاوه مرادی", "کاوه مرادی", "kaveh.moradi@example.org"),
 ])
 def test_a_name_instead_of_yes_is_a_yes_and_goes_on_the_ticket(conversation, lang, name_message, name, contact):
     c = conversation()
@@ -153,6 +154,15 @@ def test_a_name_instead_of_yes_is_a_yes_and_goes_on_the_ticket(conversation, lan
         assert any(note.text == name for note in ticket.notes), ticket.notes
     finally:
         delete_ticket(slots)
+
+
+@pytest.mark.parametrize("lang,mash", [("fa", "شسیبل شسیبل"), ("tr", "qwpzx mnbvc")])
+def test_keyboard_mash_at_the_consent_question_is_no_name(conversation, lang, mash):
+    c = conversation()
+    c.say(ASK_PERSON[lang])
+    replies = c.say(mash)
+    assert response("utter_ask_handoff_contact", lang) not in texts(replies), joined(replies)
+    assert tracker_slots(c)["requested_slot"] == "handoff_consent" and not tracker_slots(c).get("handoff_name")
 
 
 @pytest.mark.parametrize("lang,contact", [("fa", "irani.sam@example.net"), ("tr", "@deniz_ozkan")])
