@@ -62,10 +62,12 @@ test: $(STAMP) system-deps cluster-deps validate
 	$(BIN)/pytest
 
 # The one-minute loop: lint (with the complexity gate), types of the pure packages, the tests that need no server,
-# no model and no database. Needs the venv (`make setup` once); it installs nothing, so it can run in any worktree.
-CHECK_TESTS := -m "not e2e and not browser and not cluster and not postgres"
+# no model and no database (a test using a server fixture is e2e: tests/conftest.py), spread over every core
+# (pytest-xdist). Needs the venv (`make setup` once); it installs nothing, so it can run in any worktree.
+CHECK_TESTS := -n auto -m "not e2e and not browser and not cluster and not postgres"
 check:
-	@[ -x $(BIN)/ruff ] && [ -x $(BIN)/mypy ] || { echo "ruff or mypy missing: make setup"; exit 1; }
+	@[ -x $(BIN)/ruff ] && [ -x $(BIN)/mypy ] && $(BIN)/python -c "import xdist" 2>/dev/null \
+	  || { echo "ruff, mypy or pytest-xdist missing: make setup"; exit 1; }
 	$(BIN)/ruff check .
 	PYTHONPATH=$(CURDIR) $(BIN)/mypy
 	PYTHONPATH=$(CURDIR) $(BIN)/pytest -q $(CHECK_TESTS)

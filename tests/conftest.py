@@ -54,6 +54,19 @@ def pytest_sessionfinish(session, exitstatus):
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# The fixtures that train or load the model or start a server. A test that uses one, itself or through another
+# fixture, is an end-to-end test whatever its file says (issue 24: three files without the mark made `make check`
+# train the model and start Rasa servers, 5 of its 14 minutes); `make test` still runs it.
+SERVER_FIXTURES = frozenset({"rasa_model", "action_server", "rasa_server", "conversation"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SERVER_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.e2e)
+
+
 @pytest.fixture(scope="session")
 def rasa_model():
     return ensure_model()

@@ -34,6 +34,11 @@ def comp(p: TrainingPlan, name: str) -> float:
     return estimate_memory(p).components_gib[name]
 
 
+def static_gib(e) -> float:
+    """Weights, gradients and optimizer states of an estimate."""
+    return sum(e.components_gib[k] for k in ("weights", "gradients", "optimizer"))
+
+
 # ---------------------------------------------------------------- structure
 
 def test_estimate_has_every_component_and_a_range():
@@ -56,7 +61,8 @@ def test_every_assumption_code_is_documented_in_the_formula_document():
                  plan("lora", precision="mixed", gradient_checkpointing=False),
                  plan("full", compiled=True, optimizer_in_backward=True, activation_offload=True),
                  plan("full", cross_entropy="chunked"), plan("lora", cross_entropy="fused"),
-                 plan("lora", model=LLAMA_3B_TIED), sharded_plan(plan("lora").copy(update={"fsdp_mixed_wrap": True}), 2, "fsdp")]
+                 plan("lora", model=LLAMA_3B_TIED),
+                 sharded_plan(plan("lora").copy(update={"fsdp_mixed_wrap": True}), 2, "fsdp")]
     used = {code for p in variants for code in est(p).assumptions}
     assert used <= documented, f"undocumented codes: {sorted(used - documented)}"
 
@@ -98,12 +104,12 @@ def test_pure_bf16_full_halves_the_static_memory():
     mixed, bf16 = est(plan("full")), est(plan("full", precision="bf16"))
     assert "full_pure_bf16" in bf16.assumptions
     assert "pure_bf16_halves_static" in mixed.assumptions      # the hint goes with the mixed plan
-    static = lambda e: sum(e.components_gib[k] for k in ("weights", "gradients", "optimizer"))
-    assert static(bf16) == pytest.approx(static(mixed) / 2, rel=0.02)
+    assert static_gib(bf16) == pytest.approx(static_gib(mixed) / 2, rel=0.02)
 
 
 def test_lora_in_mixed_precision_holds_an_fp32_base():
-    assert comp(plan("lora", precision="mixed"), "weights") == pytest.approx(2 * comp(plan("lora"), "weights"), rel=0.01)
+    assert comp(plan("lora", precision="mixed"), "weights") == pytest.approx(2 * comp(plan("lora"), "weights"),
+                                                                           rel=0.01)
 
 
 def test_tied_embeddings_count_the_vocabulary_matrix_once():
@@ -160,8 +166,13 @@ def test_gradient_checkpointing_lowers_activations():
 def test_checkpointing_is_a_mode_not_a_factor():
     # stored = one layer input per block; growing the MLP changes only the recomputed block
     small, big = arch(), arch(intermediate=28672)
-    on = lambda a: comp(plan("lora", model=a, seq_len=4096), "activations")
-    off = lambda a: comp(plan("lora", model=a, seq_len=4096, gradient_checkpointing=False), "activations")
+
+    def on(a):
+        return comp(plan("lora", model=a, seq_len=4096), "activations")
+
+    def off(a):
+        return comp(plan("lora", model=a, seq_len=4096, gradient_checkpointing=False), "activations")
+
     assert on(big) / on(small) < off(big) / off(small)
 
 
@@ -183,7 +194,8 @@ def test_eager_attention_costs_more_than_flash_at_long_sequences():
     eager, flash = comp(plan("lora", attention="eager", **kw), "activations"), comp(plan("lora", **kw), "activations")
     assert eager > 3 * flash          # 32 heads x 8192^2 scores per layer
     short = dict(seq_len=256, gradient_checkpointing=False)
-    assert comp(plan("lora", attention="eager", **short), "activations") < 1.5 * comp(plan("lora", **short), "activations")
+    assert (comp(plan("lora", attention="eager", **short), "activations")
+            < 1.5 * comp(plan("lora", **short), "activations"))
 
 
 def test_logits_scale_with_vocabulary():
@@ -213,7 +225,9 @@ def test_qlora_saves_more_activations_than_lora_without_checkpointing():
 # ---------------------------------------------------------------- optimizer, sharding, offload
 
 def test_optimizer_kinds_order():
-    opt = lambda o: comp(plan("full", precision="bf16", optimizer=o), "optimizer")
+    def opt(o):
+        return comp(plan("full", precision="bf16", optimizer=o), "optimizer")
+
     assert opt("adamw") > opt("adamw_8bit") > opt("paged_adamw_8bit") >= 0
     assert opt("sgd") == 0.0
     assert opt("paged_adamw") < opt("adamw") / 10          # paged state lives outside the peak
@@ -221,10 +235,9 @@ def test_optimizer_kinds_order():
 
 def test_zero3_divides_weights_grads_and_states_by_gpus():
     one, four = est(plan("full")), est(sharded_plan(plan("full"), 4, "zero3"))
-    static = lambda e: sum(e.components_gib[k] for k in ("weights", "gradients", "optimizer"))
     # DeepSpeed: 2 (bf16 weights) + 2 (bf16 grads) + 12 (fp32 master, m, v) = 16 B/param, / gpus,
     # plus the gathered layers, LM head and one unsharded gradient unit
-    assert 16 * LLAMA_8B.params / 4 / GIB < static(four) < 16 * LLAMA_8B.params / 4 / GIB + 3.5
+    assert 16 * LLAMA_8B.params / 4 / GIB < static_gib(four) < 16 * LLAMA_8B.params / 4 / GIB + 3.5
     assert four.per_gpu_gib < one.per_gpu_gib / 3
     eight = est(sharded_plan(plan("full"), 8, "zero3"))
     assert eight.components_gib["optimizer"] == pytest.approx(four.components_gib["optimizer"] / 2, rel=0.01)

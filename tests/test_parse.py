@@ -235,7 +235,8 @@ def test_an_unknown_name_is_kept_and_never_becomes_a_known_preset(kb):
 @pytest.mark.parametrize("text, expected, assumed", [
     ("qwen 14b", "qwen3-14b", True), ("gemma 27b", "gemma-3-27b", True), ("llama 70b", "llama-3.3-70b", True),
     ("phi 14b", "phi-4", True), ("mistral small 24b", "mistral-small-3.2-24b", True),
-    ("qwen2.5 14b", "qwen2.5-14b", None), ("Gemma 2 27B", "gemma-2-27b", None), ("llama 3.1 70b", "llama-3.1-70b", None),
+    ("qwen2.5 14b", "qwen2.5-14b", None), ("Gemma 2 27B", "gemma-2-27b", None),
+    ("llama 3.1 70b", "llama-3.1-70b", None),
     ("qwen 7b", "qwen2.5-7b", None), ("magistral 24b", "magistral-small", None),
 ])
 def test_family_and_size_follow_the_shared_resolver(text, expected, assumed, kb):
@@ -258,7 +259,8 @@ def test_a_later_size_keeps_the_version_the_customer_named(kb):
 
 def test_names_resolved_once_per_knowledge_base_with_a_bound(monkeypatch):
     """bot.text.parse.model_names._resolve_name keeps what match_model answered (20 ms a call; a long message
-    repeating names asked it dozens of times): the same answer, asked once per knowledge base, and no more than _RESOLVED_MAX kept."""
+    repeating names asked it dozens of times): the same answer, asked once per knowledge base, and no more than
+    _RESOLVED_MAX kept."""
     import copy
 
     import bot.advisor.knowledge as knowledge

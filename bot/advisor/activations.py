@@ -44,6 +44,7 @@ def shapes(m: ModelArch) -> Shapes:
     kv_dim = head_dim * m.kv_heads
     embed = m.vocab * m.hidden
     head = 0 if m.tied_embeddings else m.vocab * m.hidden
+    assert m.params is not None     # ModelArch's validator counts it when the config does not state it
     # The plan's total is authoritative (biases, norms, padded vocabularies, parallel blocks);
     # whatever is not embedding/head lives in the decoder blocks.
     linear = max(m.params - embed - head, 0)
@@ -52,8 +53,9 @@ def shapes(m: ModelArch) -> Shapes:
     experts = 0
     if m.moe is not None or len(variants) > 1:
         # blocks differ (MoE and dense layers, linear and full attention): sharded runs gather the largest one
+        routed = m.moe.experts if m.moe is not None else 0      # a MoE variant exists only when m.moe does
         by_variant = {(kind, moe): arch.attention_params(m, kind) + m.norms_per_layer * m.hidden
-                      + (arch.router_params(m) + m.moe.experts * arch.expert_params(m) + arch.shared_expert_params(m)
+                      + (arch.router_params(m) + routed * arch.expert_params(m) + arch.shared_expert_params(m)
                          if moe else arch.dense_mlp_params(m, m.intermediate))
                       for kind, moe, _ in variants}
         layer = max(layer, max(by_variant.values())) if m.moe is not None else layer
@@ -179,10 +181,12 @@ def activation_bytes_per_token_layer(plan: TrainingPlan, s: Shapes, kind: str = 
     norm = FP32_BYTES * h + (stream * h if full else 0)
     total += max(2, m.norms_per_layer) * norm                       # attention and MLP (pre/post) norms
     if kind == "L":
+        la = m.linear_attention
+        assert la is not None           # ModelArch's validator: L layers need linear_attention shapes
         kd, vd = arch.linear_attention_dims(m)
         channels = 2 * kd + vd
         total += linear_input(("qkv", "z"), h)
-        total += act * (2 * channels + 2 * m.linear_attention.value_heads + 2 * vd)
+        total += act * (2 * channels + 2 * la.value_heads + 2 * vd)
         total += FP32_BYTES * vd                                    # gated RMSNorm upcasts its input
         total += linear_input(("o",), vd)
     else:
@@ -202,6 +206,7 @@ def activation_bytes_per_token_layer(plan: TrainingPlan, s: Shapes, kind: str = 
             total += linear_input(("o",), q)
     if moe_layer:
         moe = m.moe
+        assert moe is not None          # only MoE models have MoE layers
         total += ROUTER_BYTES_PER_EXPERT * moe.experts
         total += routed_experts(moe) * (mlp("expert_", moe.expert_intermediate) + act * h)
         if moe.shared_experts:
@@ -238,6 +243,7 @@ def backward_working_bytes_per_token(plan: TrainingPlan, moe_layer: bool = False
     dispatched = 0
     if moe_layer:
         moe = m.moe
+        assert moe is not None          # only MoE models have MoE layers
         width = (moe.experts_per_token * moe.expert_intermediate
                  + moe.shared_experts * (moe.shared_intermediate or moe.expert_intermediate))
         # dense dispatch: the gradient of the repeated input (experts x tokens x hidden) fills while the experts'

@@ -8,7 +8,7 @@ training plan with the documented defaults of :mod:`bot.advisor.plans`, estimate
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -16,7 +16,8 @@ from bot.advisor import recommend
 from bot.advisor.estimator import estimate_memory
 from bot.advisor.knowledge import InputError, Knowledge, ModelPreset, load_knowledge, resolve_model
 from bot.advisor.plans import default_plan, sharded_plan
-from bot.advisor.recommend import BudgetPlan, BudgetVerdict, CardFit, MultiGpuPlan, Recommendation
+from bot.advisor.knowledge import GpuCard
+from bot.advisor.recommend import BudgetPeriod, BudgetPlan, BudgetVerdict, CardFit, MultiGpuPlan, Recommendation
 from bot.advisor.schema import MAX_SEQ_LEN, STACK_IDS, LoraSpec, MemoryEstimate, ModelArch, TrainingPlan
 from bot.advisor.stack_choice import StackChoice, choose_layout, choose_stack
 from bot.advisor.throughput import volume_tokens as compute_volume
@@ -235,6 +236,7 @@ def _with_rank(req: AdviceRequest, preset: ModelPreset, plan: TrainingPlan) -> T
                              f"LoRA rank {req.lora_rank} is above the hidden size {preset.arch.hidden}",
                              value=int(req.lora_rank), hidden=preset.arch.hidden, model=preset.display)
         data = plan.dict()
+        assert plan.lora is not None    # validate(): a rank only comes with lora/qlora
         data["lora"] = LoraSpec(rank=int(req.lora_rank), targets=plan.lora.targets)
         plan = TrainingPlan(**data)
     return plan
@@ -308,7 +310,7 @@ def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] 
     cards = recommend.rank_cards(kb.gpus, estimate, plan=plan, vat_rate=vat, volume_tokens=volume, budget_usd=budget)
     fitting = [card for card in cards if card.fitting]
     best = fitting[0] if fitting else None
-    best_value = min(fitting, key=lambda c: c.cost_per_million_tokens_usd) if fitting else None
+    best_value = min(fitting, key=lambda c: cast(float, c.cost_per_million_tokens_usd)) if fitting else None
 
     multi, counts = None, []
     if not any(card.status == "fits" for card in cards):
@@ -345,6 +347,7 @@ def advise_plan(plan: TrainingPlan, req: AdviceRequest, kb: Optional[Knowledge] 
         under = sorted([c for c in fitting if c.price_usd_hour <= cap_excl + 1e-9],
                        key=lambda c: (recommend.STATUS_RANK[c.status], -(c.tokens_per_second or 0)))
         fixes = [] if under else _alternatives(context, for_cap=True)
+        assert req.hourly_cap_usd is not None   # cap_excl is computed from it
         cap = CapAdvice(cap_usd=req.hourly_cap_usd, includes_vat=req.hourly_cap_includes_vat, cap_usd_excl_vat=cap_excl,
                         under_cap=under, recommended=choice.card if choice else None,
                         cheapest_fitting=min(fitting, key=lambda c: c.price_usd_hour) if fitting else None,
@@ -392,7 +395,7 @@ class _VariantContext(BaseModel):
 def _variant_plans(plan: TrainingPlan, preset: ModelPreset, kb: Knowledge):
     """(kind, plan, extra) for the cheaper variants of the same job the estimator can compute."""
     data = plan.dict()
-    variants = []
+    variants: List[Tuple[str, TrainingPlan, Dict[str, Any]]] = []
     if plan.method == "full":
         if plan.precision != "bf16":
             variants.append(("bf16", TrainingPlan(**{**data, "precision": "bf16"}), {}))
@@ -416,12 +419,13 @@ def _variant_plans(plan: TrainingPlan, preset: ModelPreset, kb: Knowledge):
     return variants
 
 
-def _place(kind: str, variant: TrainingPlan, extra: dict, ctx: _VariantContext) -> Optional[Alternative]:
+def _place(kind: str, variant: TrainingPlan, extra: dict, ctx: _VariantContext) -> Alternative:
     """The cheapest card that holds the variant (under the cap when there is one), safe cards first."""
     estimate = estimate_memory(variant)
     cards = [c for c in ctx.kb.gpus if ctx.cap_excl is None or c.price_usd_hour <= ctx.cap_excl + 1e-9]
-    card = (recommend.cheapest_fitting(cards, estimate.per_gpu_gib, estimate.high_gib, safe_only=True)
-            or recommend.cheapest_fitting(cards, estimate.per_gpu_gib, estimate.high_gib))
+    card = cast(Optional[GpuCard],      # cheapest_fitting returns one of the cards given
+                recommend.cheapest_fitting(cards, estimate.per_gpu_gib, estimate.high_gib, safe_only=True)
+                or recommend.cheapest_fitting(cards, estimate.per_gpu_gib, estimate.high_gib))
     alt = Alternative(kind=kind, per_gpu_gib=estimate.per_gpu_gib, high_gib=estimate.high_gib, **extra)
     if card is None:
         return alt
@@ -482,7 +486,7 @@ def _worth_showing(alternatives: List[Alternative], choice: Optional[Recommendat
 def _multi_budget_plan(budget: float, multi: MultiGpuPlan, period: str) -> BudgetPlan:
     hours = budget / multi.price_usd_hour_total_with_vat
     over = multi.cost_usd_with_vat is None or multi.cost_usd_with_vat > budget
-    plan = BudgetPlan(budget_usd=budget, period=period, card_id=multi.card_id, card_name=multi.name,
+    plan = BudgetPlan(budget_usd=budget, period=cast(BudgetPeriod, period), card_id=multi.card_id, card_name=multi.name,
                       gpus=multi.count, hours=hours, tokens=hours * 3600 * multi.tokens_per_second,
                       tiny=hours < recommend.TINY_BUDGET_HOURS and over)
     if multi.cost_usd_with_vat is not None:
@@ -504,9 +508,9 @@ def _budget_alternative(alternatives: List[Alternative], budget: float, plan: Bu
     if plan.missing_usd:
         within = [a for a in cheaper if a.cost_usd_with_vat is not None and a.cost_usd_with_vat <= budget]
         if within:
-            return min(within, key=lambda a: a.cost_usd_with_vat)
+            return min(within, key=lambda a: cast(float, a.cost_usd_with_vat))
     if plan.tiny:
-        return min(cheaper, key=lambda a: a.price_usd_hour_with_vat, default=None)
+        return min(cheaper, key=lambda a: cast(float, a.price_usd_hour_with_vat), default=None)
     return None
 
 

@@ -10,7 +10,7 @@ advisor's documented defaults and listed in ``assumed`` so the answer can say so
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Literal, Optional, Sequence
+from typing import Any, Dict, List, Literal, Optional, Sequence, cast
 
 from pydantic import BaseModel
 
@@ -97,7 +97,8 @@ def compare_options(base: Dict[str, Any], kind: str, options: Sequence[str],
         advice = advise(AdviceRequest.from_values(**request), kb)
         shared = shared or advice
         results.append(_result(kind, option, advice, kb))
-    comparison = Comparison(kind=kind, seq_len=shared.plan.seq_len, volume_tokens=shared.volume_tokens,
+    assert shared is not None           # two options, checked above
+    comparison = Comparison(kind=cast(Kind, kind), seq_len=shared.plan.seq_len, volume_tokens=shared.volume_tokens,
                             assumed=assumed, options=results,
                             model_display=None if kind == "model" else shared.preset.display,
                             method=None if kind == "method" else shared.plan.method)
@@ -145,7 +146,7 @@ def _cheaper(results: List[OptionResult]) -> Optional[str]:
     if len(usable) < 2:
         return None
     if all(r.cost_usd_with_vat is not None for r in usable):
-        return min(usable, key=lambda r: r.cost_usd_with_vat).option
+        return min(usable, key=lambda r: cast(float, r.cost_usd_with_vat)).option
     if all(r.cost_per_million_tokens_usd is not None for r in usable):
-        return min(usable, key=lambda r: r.cost_per_million_tokens_usd).option
+        return min(usable, key=lambda r: cast(float, r.cost_per_million_tokens_usd)).option
     return None

@@ -141,7 +141,7 @@ def _expert_bytes_frozen(plan: TrainingPlan, codes: List[str]) -> float:
     if m.moe is None:
         return BF16_BYTES
     codes += ["moe_all_experts_resident", "moe_dense_dispatch" if m.moe.dense_dispatch else "moe_active_experts"]
-    expert_bytes = BF16_BYTES
+    expert_bytes: float = BF16_BYTES
     if m.moe.expert_dtype == "mxfp4":
         if m.moe.dequantize_for_training or plan.method == "full":
             codes.append("mxfp4_dequantized_bf16")
@@ -168,6 +168,7 @@ def _shape_codes(m: ModelArch) -> List[str]:
 def _full_static(plan: TrainingPlan, s: Shapes, lay: _Layout) -> _Static:
     """Full fine-tuning: every parameter trained (pure bf16, AMP with fp32 master, DeepSpeed bf16, or fp32)."""
     m = plan.model
+    assert m.params is not None     # ModelArch's validator counts it when the config does not state it
     st = _Static(trained=m.params)
     if plan.precision == "bf16":
         # torch AdamW keeps its states in the parameter dtype (vram-estimators.md §0, pure bf16)
@@ -219,6 +220,7 @@ def _qlora_weights(plan: TrainingPlan, s: Shapes, expert_bytes: float, base_byte
 def _adapter_static(plan: TrainingPlan, s: Shapes, lay: _Layout, expert_bytes: float) -> _Static:
     """LoRA / QLoRA: a frozen base and fp32 adapters (PEFT autocast_adapter_dtype=True)."""
     m = plan.model
+    assert m.params is not None     # ModelArch's validator counts it when the config does not state it
     st = _Static(trained=adapter_params(plan))
     base_bytes = FP32_BYTES if plan.precision in ("mixed", "fp32") else BF16_BYTES
     if plan.method == "qlora":
@@ -351,7 +353,7 @@ def _activations(plan: TrainingPlan, s: Shapes, lay: _Layout) -> Tuple[float, fl
     if plan.activation_offload:
         codes.append("activation_offload")
     if plan.gradient_checkpointing:
-        stored = resident_layers * tokens * m.hidden * stream_bytes(plan)   # each block's input
+        stored: float = resident_layers * tokens * m.hidden * stream_bytes(plan)   # each block's input
         # one block recomputed at a time: the most expensive kind of block sets it
         recompute = max(per_tok * tokens + working for per_tok, working, _ in per_variant)
         codes.append("gradient_checkpointing")
@@ -368,9 +370,9 @@ def _logits(plan: TrainingPlan, tokens: int) -> Tuple[float, float, List[str]]:
     """(peak at the start of backward, held while blocks run backward, codes) of the b*s*V logits and the loss."""
     m = plan.model
     logit_elems = tokens * m.vocab
-    held_bytes = FP32_BYTES if plan.precision == "fp32" else LOGITS_HELD_BYTES
+    held_bytes: float = FP32_BYTES if plan.precision == "fp32" else LOGITS_HELD_BYTES
     # standard: fp32 log_softmax output saved + the dense fp32 gradients of nll and log_softmax
-    ce_work = 3 * FP32_BYTES
+    ce_work: float = 3 * FP32_BYTES
     if plan.cross_entropy == "chunked":
         # torchtune CEWithChunkedOutputLoss: the 16-bit logits stay as chunks. Eager: every chunk's fp32
         # log_softmax output is saved, the two fp32 gradients exist one chunk at a time. Compiled: only the chunk
@@ -448,6 +450,7 @@ def _load_peak(plan: TrainingPlan, s: Shapes, lay: _Layout) -> Tuple[float, List
     if not (m.moe is not None and m.moe.expert_dtype == "mxfp4" and (m.moe.dequantize_for_training or lay.full)
             and not experts_quantized(plan)):
         return 0.0, []
+    assert m.params is not None     # ModelArch's validator counts it when the config does not state it
     dequantized = (m.params + m.vision_params) * BF16_BYTES
     context = CUDA_CONTEXT_GIB * GIB
     if lay.shards_params:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Literal, Optional
+from typing import Dict, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, root_validator
 
@@ -15,6 +15,8 @@ from bot.advisor.knowledge import DEFAULT_ROOT, Knowledge, load_knowledge
 from bot.advisor.plans import default_plan
 from bot.advisor.vat import price_with_vat
 from bot.knowledge import parse_file
+
+T = TypeVar("T")
 
 Kind = Literal["memory", "ratio", "price", "hours_cost", "speedup", "saving_pct", "url"]
 
@@ -58,13 +60,21 @@ def load_figures(root: Path = DEFAULT_ROOT) -> Dict[str, Figure]:
     return parse_file(FiguresFile, Path(root) / "faq_figures.yml").figures
 
 
-def _plan(kb: Knowledge, model: str, method: str, seq_len: int, micro_batch: int = 1):
-    return default_plan(kb.model(model).arch, method, seq_len, micro_batch=micro_batch)
+def _given(value: Optional[T]) -> T:
+    """A field that Figure._complete requires for the figure's kind."""
+    assert value is not None
+    return value
+
+
+def _plan(kb: Knowledge, model: Optional[str], method: Optional[str], seq_len: int, micro_batch: int = 1):
+    return default_plan(kb.model(_given(model)).arch, _given(method), seq_len, micro_batch=micro_batch)
 
 
 def compute(figure: Figure, kb: Optional[Knowledge] = None) -> float:
     """The number a figure stands for (GB as the estimator reports them, USD, a ratio or a percentage)."""
     kb = kb or load_knowledge()
+    if figure.kind == "url":
+        raise ValueError(f"{figure.kind} figures are not numbers")
     if figure.kind == "memory":
         estimate = estimate_memory(_plan(kb, figure.model, figure.method, figure.seq_len))
         parts = estimate.components_gib
@@ -76,11 +86,11 @@ def compute(figure: Figure, kb: Optional[Knowledge] = None) -> float:
         return a / b
     vat_rate = kb.pricing.vat_rate if figure.vat else 0.0
     if figure.kind == "price":
-        return price_with_vat(kb.gpu(figure.card).price_usd_hour, vat_rate, to_cent=True)
+        return price_with_vat(kb.gpu(_given(figure.card)).price_usd_hour, vat_rate, to_cent=True)
     if figure.kind == "hours_cost":  # VAT on the total, as invoiced
-        return price_with_vat(figure.hours * kb.gpu(figure.card).price_usd_hour, vat_rate, to_cent=True)
+        return price_with_vat(_given(figure.hours) * kb.gpu(_given(figure.card)).price_usd_hour, vat_rate, to_cent=True)
     plan = _plan(kb, figure.model, figure.method, figure.seq_len, figure.micro_batch)
-    card_a, card_b = kb.gpu(figure.card_a), kb.gpu(figure.card_b)
+    card_a, card_b = kb.gpu(_given(figure.card_a)), kb.gpu(_given(figure.card_b))
     if figure.kind == "speedup":
         return throughput.tokens_per_second(plan, card_a) / throughput.tokens_per_second(plan, card_b)
     if figure.kind == "saving_pct":

@@ -14,7 +14,7 @@ the answer can say which ones it used.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Literal, Mapping, Optional, overload
 
 from pydantic import ValidationError
 
@@ -68,6 +68,15 @@ def _text_part(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return config
 
 
+# A required key, or one with a whole-number default, always gives a number (a missing required key raises).
+@overload
+def _int(config: Mapping[str, Any], *keys: str, required: bool = ..., default: int) -> int: ...
+@overload
+def _int(config: Mapping[str, Any], *keys: str, required: Literal[True] = ..., default: None = ...) -> int: ...
+@overload
+def _int(config: Mapping[str, Any], *keys: str, required: bool, default: Optional[int] = ...) -> Optional[int]: ...
+
+
 def _int(config: Mapping[str, Any], *keys: str, required: bool = True, default: Optional[int] = None) -> Optional[int]:
     for key in keys:
         if key in config and config[key] is not None:
@@ -110,7 +119,7 @@ def _pattern(cfg: Mapping[str, Any], layers: int, model_type: str) -> str:
 def _dominant_cycle(letters: str) -> str:
     counts = {k: letters.count(k) for k in ATTENTION_KINDS if k in letters}
     full = counts.get("F", 0) or 1
-    other = max((k for k in counts if k != "F"), key=counts.get, default="F")
+    other = max((k for k in counts if k != "F"), key=counts.__getitem__, default="F")
     ratio = max(round((len(letters) - full) / full), 0)
     return (other * ratio + "F")[:64]
 
@@ -130,7 +139,8 @@ def _moe(cfg: Mapping[str, Any], layers: int, hidden: int, model_type: str) -> O
     every = _int(cfg, "interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq", required=False,
                  default=1) or 1
     first_dense = _int(cfg, "first_k_dense_replace", required=False, default=0) or 0
-    quant = cfg.get("quantization_config") if isinstance(cfg.get("quantization_config"), Mapping) else {}
+    quant_config = cfg.get("quantization_config")
+    quant = quant_config if isinstance(quant_config, Mapping) else {}
     mxfp4 = str(quant.get("quant_method", "")).lower() == "mxfp4"
     if top_k > experts:
         raise _error("num_experts_per_tok", "config_bad_value",
@@ -177,6 +187,7 @@ def read_hf_config(mapping: Any) -> ModelArch:
     kv_heads = _int(cfg, "num_key_value_heads", "num_kv_heads", "n_kv_heads", required=False, default=heads)
     vocab = _int(cfg, "vocab_size", "padded_vocab_size")
     moe = _moe(cfg, layers, hidden, model_type)
+    intermediate: Optional[int]
     if model_type.startswith("llama4") and moe is not None:
         intermediate = _int(cfg, "intermediate_size_mlp", "intermediate_size")
     else:
@@ -237,5 +248,6 @@ def describe(arch: ModelArch) -> List[str]:
                      + (f" shared {arch.moe.shared_experts}" if arch.moe.shared_experts else ""))
     if arch.vision_params:
         items.append(f"vision ~{arch.vision_params / 1e9:.2f}B")
+    assert arch.params is not None      # ModelArch's validator counts it when the config does not state it
     items.append(f"params {arch.params / 1e9:.2f}B")
     return items

@@ -15,20 +15,21 @@
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, cast
 
 from pydantic import ValidationError
 
-from bot.advisor.schema import LoraSpec, ModelArch, TrainingPlan
+from bot.advisor.schema import (LoraSpec, LoraTargets, Method, ModelArch, MoeLoraTargets, MoeQloraExperts, Precision,
+                                TrainingPlan)
 
 DEFAULT_LORA_RANK = 16
-DEFAULT_LORA_TARGETS = "all_linear"
+DEFAULT_LORA_TARGETS: LoraTargets = "all_linear"
 DEFAULT_MULTI_GPU_SHARDING = "zero3"
 
 _PLAN_FIELDS = set(TrainingPlan.__fields__)
 
 
-def default_precision(method: str) -> str:
+def default_precision(method: str) -> Precision:
     return "mixed" if method == "full" else "bf16"
 
 
@@ -37,7 +38,9 @@ DEFAULT_QLORA_MOE_EXPERTS = "bf16"
 
 
 def _default_lora(arch: ModelArch, moe_targets: str = DEFAULT_MOE_LORA_TARGETS) -> LoraSpec:
-    return LoraSpec(rank=min(DEFAULT_LORA_RANK, arch.hidden), targets=DEFAULT_LORA_TARGETS, moe_targets=moe_targets)
+    # a string: pydantic checks it against MoeLoraTargets when the spec is built
+    return LoraSpec(rank=min(DEFAULT_LORA_RANK, arch.hidden), targets=DEFAULT_LORA_TARGETS,
+                    moe_targets=cast(MoeLoraTargets, moe_targets))
 
 
 def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
@@ -50,7 +53,7 @@ def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
         raise ValueError(f"method: expected full, lora or qlora, got {method!r}")
     plan = TrainingPlan(
         model=arch,
-        method=method,
+        method=cast(Method, method),        # checked just above
         precision=default_precision(method),
         optimizer="adamw",
         lora=None if method == "full" else _default_lora(arch, moe_targets),
@@ -61,7 +64,7 @@ def default_plan(arch: ModelArch, method: str, seq_len: int, *, gpus: int = 1,
         gpus=1,
         sharding="none",
         offload="none",
-        qlora_moe_experts=qlora_moe_experts,
+        qlora_moe_experts=cast(MoeQloraExperts, qlora_moe_experts),   # a string: pydantic checks it
     )
     if stack is not None:
         from bot.advisor.stacks import apply_stack

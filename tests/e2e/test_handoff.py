@@ -23,26 +23,17 @@ from bot.staff import service
 from bot.staff.rasa_api import RasaClient, RasaUnavailable
 from bot.tickets import TicketStore
 from tests.conftest import Conversation
+from tests.e2e.helpers import domain_response
 from tests.servers import ROOT, Server, start_action_server, start_rasa_server
 
 pytestmark = pytest.mark.e2e
 
 PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
 TICKET_ID = re.compile(r"T-\d{6}-[0-9A-HJKMNP-TV-Z]{6}")
-DOMAIN = yaml.safe_load((ROOT / "domain" / "handoff.yml").read_text(encoding="utf-8"))
-
-
-def response_text(name: str, lang: str) -> str:
-    """The fa (unconditioned) or tr variant of a handoff response, as written in domain/handoff.yml."""
-    for variant in DOMAIN["responses"][name]:
-        is_tr = any(c.get("value") == "tr" for c in variant.get("condition", []))
-        if is_tr == (lang == "tr"):
-            return variant["text"]
-    raise KeyError(name)
 
 
 def fixed_prefix(name: str, lang: str) -> str:
-    return response_text(name, lang).split("{")[0].strip()
+    return domain_response(name, lang).split("{")[0].strip()
 
 
 @dataclass
@@ -259,7 +250,7 @@ def test_conversation_ticket_staff_reply_resume(stack: Stack, lang: str):
     assert outcome.ok and "bot_resumed" in outcome.messages
     tracker = stack.client.tracker(user.sender)
     assert tracker["paused"] is False
-    assert any(e["event"] == "bot" and e.get("text") == response_text("utter_handoff_resumed", lang)
+    assert any(e["event"] == "bot" and e.get("text") == domain_response("utter_handoff_resumed", lang)
                for e in tracker["events"])
     assert user.say(s.after_resume), "the bot answers again after the ticket is closed"
     assert stack.store.get(ticket_id).status == "closed"
@@ -297,7 +288,7 @@ def test_without_consent_an_anonymous_ticket(stack: Stack, lang, ask, no):
     user.say(ask)
     # Issue 21, round 4: "no" opens nothing by itself; a request without a contact is offered, "yes" opens it.
     offered = _texts(user.say(no))
-    assert response_text("utter_offer_ticket_without_contact", lang) in offered
+    assert domain_response("utter_offer_ticket_without_contact", lang) in offered
     assert stack.store.list(sender_id=user.sender) == []
     opened = _texts(user.say("بله" if lang == "fa" else "evet"))
     assert fixed_prefix("utter_ticket_opened_anonymous", lang) in opened
@@ -366,10 +357,10 @@ def test_staff_reply_is_pushed_to_the_website_widget(stack: Stack, lang):
             assert any("یک همکار اینجاست" in m.get("text", "") for m in received[start:])
             await asyncio.to_thread(service.close, stack.store, stack.client, ticket_id, "Ali", None)
             for _ in range(50):
-                if any(m.get("text") == response_text("utter_handoff_resumed", lang) for m in received[start:]):
+                if any(m.get("text") == domain_response("utter_handoff_resumed", lang) for m in received[start:]):
                     break
                 await asyncio.sleep(0.1)
-            assert any(m.get("text") == response_text("utter_handoff_resumed", lang) for m in received[start:])
+            assert any(m.get("text") == domain_response("utter_handoff_resumed", lang) for m in received[start:])
         finally:
             await client.disconnect()
 
@@ -451,7 +442,7 @@ def test_staff_reply_and_resume_are_pushed_to_telegram(telegram_stack):
     assert sent()[before:] == [], "the bot stays quiet while a person handles the conversation"
 
     service.close(store, client, ticket.id, "Zeynep", "done")
-    assert response_text("utter_handoff_resumed", "tr") in sent()[before:]
+    assert domain_response("utter_handoff_resumed", "tr") in sent()[before:]
 
 
 # ------------------------------------------------------------------ ticket database down during the conversation

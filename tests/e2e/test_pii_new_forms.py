@@ -17,7 +17,6 @@ import uuid
 from typing import Dict, Iterable, List
 
 import pytest
-import yaml
 from aiohttp.test_utils import TestClient, TestServer
 from stdnum import iban as stdnum_iban
 from stdnum import luhn
@@ -28,14 +27,14 @@ from bot.staff.app import create_app
 from bot.staff.rasa_api import RasaClient
 from bot.tickets.store import TicketStore
 from tests.conftest import Conversation
-from tests.servers import LOG_DIR, ROOT, start_action_server, start_rasa_server
+from tests.e2e.helpers import domain_response
+from tests.servers import LOG_DIR, start_action_server, start_rasa_server
 
 pytestmark = pytest.mark.e2e
 
 RNG = random.Random(20261203)
 ANY_MASK = re.compile(r"\[(?:PHONE|EMAIL|TC_KIMLIK|IR_NATIONAL_ID|IBAN|CARD|ADDRESS)\]")
 TICKET_ID = re.compile(r"T-\d{6}-[0-9A-HJKMNP-TV-Z]{6}")
-DOMAIN = yaml.safe_load((ROOT / "domain" / "handoff.yml").read_text(encoding="utf-8"))
 STAFF_TOKEN = "staff-token-pii-20"
 PERSIAN = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
 ARABIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
@@ -123,16 +122,9 @@ SAY_YES = {"tr": "evet", "fa": "بله"}
 def refuse_then_accept(user, lang: str, refusal: str) -> str:
     """The refusal (which must open nothing and offer a request without a contact), then "yes": the replies."""
     offered = _texts(user.say(refusal))
-    assert response_text("utter_offer_ticket_without_contact", lang) in offered, offered
+    assert domain_response("utter_offer_ticket_without_contact", lang) in offered, offered
     assert not TICKET_ID.search(offered), offered
     return offered + "\n" + _texts(user.say(SAY_YES[lang]))
-
-
-def response_text(name: str, lang: str) -> str:
-    for variant in DOMAIN["responses"][name]:
-        if any(c.get("value") == "tr" for c in variant.get("condition", [])) == (lang == "tr"):
-            return variant["text"]
-    raise KeyError(name)
 
 
 def _texts(replies: List[dict]) -> str:
@@ -251,7 +243,7 @@ def test_a_handover_without_consent_keeps_none_of_the_new_forms_in_clear(stack, 
     user.say(ASK_HUMAN[lang])
     opened = refuse_then_accept(user, lang, SAY_NO[lang])
     ticket_id = TICKET_ID.search(opened).group()
-    assert response_text("utter_ticket_opened_anonymous", lang).split("{")[0].strip() in opened
+    assert domain_response("utter_ticket_opened_anonymous", lang).split("{")[0].strip() in opened
 
     rows = tracker_rows(stack, user.sender)
     stored_texts = [e.get("text") or "" for e in rows]
@@ -299,12 +291,12 @@ def test_a_refusal_carrying_a_number_is_no_consent(stack, lang, at, which):
     user.say(ASK_HUMAN[lang])
     if at == "contact":
         asked = _texts(user.say("evet" if lang == "tr" else "بله"))
-        assert response_text("utter_ask_handoff_contact", lang).split("(")[0][:20] in asked
+        assert domain_response("utter_ask_handoff_contact", lang).split("(")[0][:20] in asked
     replies = refuse_then_accept(user, lang, text)
-    anonymous = response_text("utter_ticket_opened_anonymous", lang).split("{")[0].strip()
-    with_contact = response_text("utter_ticket_opened", lang).split("{")[0].strip()
+    anonymous = domain_response("utter_ticket_opened_anonymous", lang).split("{")[0].strip()
+    with_contact = domain_response("utter_ticket_opened", lang).split("{")[0].strip()
     assert anonymous in replies, replies
-    promise = response_text("utter_ticket_opened", lang).split("\n")[1].split("{")[0].strip()
+    promise = domain_response("utter_ticket_opened", lang).split("\n")[1].split("{")[0].strip()
     assert promise not in replies and "[PHONE]" not in replies and with_contact != anonymous
     assert digits_only(number) not in digits_only(replies)
     ticket = stack["store"].get(TICKET_ID.search(replies).group())
