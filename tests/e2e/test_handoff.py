@@ -341,7 +341,8 @@ def test_staff_reply_is_pushed_to_the_website_widget(stack: Stack, lang):
 
             await say("سلام")
             await say("/request_human")
-            opened = await say("/deny")
+            await say("/deny")  # round 4: a refusal offers a request without a contact; yes opens it
+            opened = await say("/affirm")
             text = "\n".join(m.get("text", "") for m in opened)
             ticket_id = TICKET_ID.search(text).group()
 
@@ -428,6 +429,7 @@ def test_staff_reply_and_resume_are_pushed_to_telegram(telegram_stack):
     _telegram_says(rasa, chat_id, "merhaba")
     _telegram_says(rasa, chat_id, "bir insanla görüşmek istiyorum")
     _telegram_says(rasa, chat_id, "hayır")
+    _telegram_says(rasa, chat_id, "evet")  # round 4: the request without a contact is offered, then opened
     opened = "\n".join(sent())
     ticket = store.get(TICKET_ID.search(opened).group())
     assert (ticket.channel, ticket.language, ticket.sender_id) == ("telegram", "tr", str(chat_id))
