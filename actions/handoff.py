@@ -20,6 +20,7 @@ from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
 from rasa_sdk.types import DomainDict
 
 from actions.common import actions_before_form_run, conversation_language, interrupts_handoff, latest_intent
+from actions.handoff_answers import agrees_to_contact, decline_labels, name_in_answer
 from bot.tickets.models import Message, Ticket, TicketDraft
 from bot.tickets.notify import send_staff_notification
 from bot.privacy import find_pii, install_log_redaction, parse_contact
@@ -45,6 +46,8 @@ TICKET_SLOTS = ("model", "model_id", "model_size_b", "method", "seq_len", "budge
 FALLBACK_ACTIONS = ("action_default_fallback", "action_two_stage_fallback")
 # The fallback offers a person after two failed turns (actions/fallback.py).
 FAILED_TURNS_FOR_HANDOFF = 2
+# pending_offer after a refused contact: "shall I open a request without one?" (actions/language.py OFFERS).
+NO_CONTACT_OFFER = "no_contact"
 SPOOL_FLUSH_INTERVAL_S = float(os.environ.get("TICKETS_SPOOL_FLUSH_S", "30"))
 
 _store: Optional[TicketStore] = None
@@ -143,23 +146,31 @@ class ValidateHandoffForm(FormValidationAction):
             # consent rules stand: nothing of the message is kept). action_open_ticket says so (issue 21, round 3).
             return {"handoff_consent": False, "handoff_contact": None, "handoff_cancelled": True}
         if requested == "handoff_consent":
-            return self._read_consent(dispatcher, intent, text)
+            # A message the NLU found no words in (keyboard mash, emoji) is never a name.
+            typed = "" if _no_words(tracker) else typed_text(tracker) or text
+            return self._read_consent(dispatcher, intent, text, typed)
         if requested == "handoff_contact":
             return self._read_contact(dispatcher, intent, text)
         return {}
 
     @staticmethod
-    def _read_consent(dispatcher: CollectingDispatcher, intent: Optional[str], text: str) -> Dict[Text, Any]:
+    def _read_consent(dispatcher: CollectingDispatcher, intent: Optional[str], text: str,
+                      typed: str = "") -> Dict[Text, Any]:
         declined = _declined(intent, text)
         if _refuses(intent, declined, text):
             # A refusal is a refusal whatever else the message carries ("istemiyorum, beni 0532... numaradan
             # aramayın"): no consent and no contact kept (issue 20 finding 3).
-            return {"handoff_consent": False}
+            return _refusal(text)
         contact = contact_in_sentence(text)
         if contact is not None:
             # Typing a contact right after the notice answers the question as clearly as "yes", also inside
             # a "yes" ("evet kabul, mailim ..."): the ticket opens at once, the contact is not asked again.
             return {"handoff_consent": True, "handoff_contact": contact.value}
+        name = name_in_answer(typed) if typed else None
+        if name is not None:
+            # "adım Deniz Kaya", «اسمم سارا رضایی است»: a yes as clear as a contact; the name goes on the ticket
+            # and the contact is asked next (issue 21, round 4).
+            return {"handoff_consent": True, "handoff_name": name}
         if declined == "here" and intent != "affirm":
             # "Just answer here" in words, whatever the classifier made of it ("evet, buradan da
             # yazabilirsiniz" is a yes: the contact question follows).
@@ -171,6 +182,10 @@ class ValidateHandoffForm(FormValidationAction):
             # consent again), says goodbye, or leaves the handoff for the estimate form when the message
             # carries job values ("LoRA olursa?", "llama 8b qlora") (data/rules/interruptions.yml, handoff.yml).
             return {}
+        if agrees_to_contact(text):
+            # "olur, bilgilerimi vereyim", «باشه، اطلاعاتم رو میدم»: a yes with more words, which the classifier
+            # did not read as affirm (issue 21, round 4).
+            return {"handoff_consent": True}
         # "I want a person, not a robot" again: the handoff is under way, and the question is what it needs.
         dispatcher.utter_message(response=_unclear_consent_response(intent))
         # A SlotSet (even to None) keeps Rasa from rejecting the form, so the question is asked again.
@@ -181,8 +196,9 @@ class ValidateHandoffForm(FormValidationAction):
         declined = _declined(intent, text)
         if _refuses(intent, declined, text):
             # "No", or a refusal in words, also when a number comes with it ("vermek istemiyorum, 0532...'yi
-            # aramayın"): a ticket without a contact, answered in this chat.
-            return {"handoff_consent": False, "handoff_contact": None}
+            # aramayın"): nothing kept; a request without a contact is offered (or opened when they asked to be
+            # answered here).
+            return {**_refusal(text), "handoff_contact": None}
         contact = contact_in_sentence(text)
         if contact is not None:
             return {"handoff_contact": contact.value}
@@ -196,6 +212,29 @@ class ValidateHandoffForm(FormValidationAction):
 
 
 _CONTACT_KINDS = ("email", "telegram", "phone")
+
+
+def _no_words(tracker: Tracker) -> bool:
+    """The NLU's intent guard found nothing to read (bot.assistant.components: nlu_fallback at confidence 1)."""
+    intent = tracker.latest_message.get("intent") or {}
+    return intent.get("name") == "nlu_fallback" and float(intent.get("confidence") or 0) >= 1.0
+
+
+def typed_text(tracker: Tracker) -> str:
+    """The latest message as the customer typed it: the NLU lower-cases the parsed text (a name keeps its case)."""
+    for event in reversed(tracker.events):
+        if event.get("event") == "user":
+            return (event.get("text") or "").strip()
+    return ""
+
+
+def _refusal(text: str) -> Dict[Text, Any]:
+    """No consent. A refusal that also asks to be answered here ("vermek istemiyorum, buradan yazın") opens the
+    request without a contact at once; a plain refusal ("no, I won't give my number") opens nothing:
+    action_open_ticket says nothing was stored and offers such a request (issue 21, round 4)."""
+    if "here" in decline_labels(text):
+        return {"handoff_consent": False, "handoff_name": None}
+    return {"handoff_consent": False, "handoff_name": None, "handoff_refused": True}
 
 
 def contact_in_sentence(text: str):
@@ -239,6 +278,13 @@ def add_to_open_ticket(ticket_id: str, tracker: Tracker) -> bool:
         logger.warning("could not add a message to ticket %s", ticket_id)
         return False
     return True
+
+
+def _add_name(ticket_id: str, name: str) -> None:
+    try:
+        ticket_store().add_note(ticket_id, name, author="customer", kind="note")
+    except (ValueError, KeyError, *UNAVAILABLE):
+        logger.warning("could not add the customer's name to ticket %s", ticket_id)
 
 
 def _declined(intent: Optional[str], text: str) -> Optional[str]:
@@ -287,6 +333,10 @@ def _asked_trigger(tracker: Tracker) -> str:
         intent = ((event.get("parse_data") or {}).get("intent") or {}).get("name")
         if intent in HANDOFF_TRIGGERS:
             return intent
+        if intent == "affirm" and offer_answered == NO_CONTACT_OFFER:
+            # "Yes" to a request without a contact: the request before the refusal is what started the handoff.
+            offer_answered = None
+            continue
         if intent == "affirm" and offer_answered:
             # A typed "yes" to the offer of a quote or a person (data/rules/offers.yml).
             return "request_quote" if offer_answered == "quote" else "request_human"
@@ -353,10 +403,15 @@ class ActionOpenTicket(Action):
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker, domain: DomainDict) -> List[EventType]:
         # The contact is not kept in the conversation: the ticket holds it (with consent), the tracker store masks it.
-        clear = [SlotSet("handoff_consent", None), SlotSet("handoff_contact", None)]
+        clear = [SlotSet("handoff_consent", None), SlotSet("handoff_contact", None), SlotSet("handoff_name", None)]
         if tracker.get_slot("handoff_cancelled"):
             dispatcher.utter_message(response="utter_handoff_cancelled")
             return clear + [SlotSet("handoff_cancelled", None)]
+        if tracker.get_slot("handoff_refused"):
+            # "No, I won't give my number": not a ticket behind the customer's back. Nothing was stored; a request
+            # without a contact, answered in this chat, is offered (a "yes" opens it: data/rules/handoff.yml).
+            dispatcher.utter_message(response="utter_offer_ticket_without_contact")
+            return clear + [SlotSet("handoff_refused", None)]
         # Database calls run in a thread: a slow or unreachable database must not stall other conversations.
         existing = await asyncio.to_thread(_open_ticket, tracker.sender_id)
         if existing is not None:
@@ -379,6 +434,10 @@ class ActionOpenTicket(Action):
             logger.exception("Ticket for conversation %s could not be stored", tracker.sender_id)
             dispatcher.utter_message(response="utter_ticket_failed")
             return clear
+        name = tracker.get_slot("handoff_name")
+        if name and ticket.consent:
+            # The name typed as the answer to the consent question (issue 21, round 4), for staff on the ticket.
+            await asyncio.to_thread(_add_name, ticket.id, name)
         if ticket.contact:
             dispatcher.utter_message(response="utter_ticket_opened", ticket_id=ticket.id, contact=ticket.contact)
         else:

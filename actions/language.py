@@ -102,6 +102,7 @@ OFFERS: Dict[Text, Text] = {
     "utter_offer_review_by_person": "human",  # model size outside the presets (actions/estimate.py)
     "utter_estimate_offer_quote": "quote",  # no single card fits (actions/estimate.py): quote or a person
     "utter_order_multi_gpu": "quote",       # "how do I order several GPUs?": the process, then this offer
+    "utter_offer_ticket_without_contact": "no_contact",  # contact refused in the hand-over (actions/handoff.py)
 }
 
 

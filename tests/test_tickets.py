@@ -322,7 +322,17 @@ def _run_form(tracker, monkeypatch, open_ticket=None):
 @pytest.mark.parametrize("text,intent,requested,slots,expected,said", [
     ("evet", "affirm", "handoff_consent", {},
      {"handoff_consent": True, "requested_slot": "handoff_contact"}, []),
-    ("hayır", "deny", "handoff_consent", {}, {"handoff_consent": False, "requested_slot": None}, []),
+    # A plain refusal ends the form with nothing kept; action_open_ticket then offers a request without a contact
+    # (issue 21, round 4); a refusal that asks for an answer here opens it at once.
+    ("hayır", "deny", "handoff_consent", {},
+     {"handoff_consent": False, "handoff_name": None, "handoff_refused": True, "requested_slot": None}, []),
+    ("hayır, buradan yazın", "deny", "handoff_consent", {},
+     {"handoff_consent": False, "handoff_name": None, "requested_slot": None}, []),
+    # A yes with more words the classifier missed, and a name instead of a yes (issue 21, round 4).
+    ("olur, bilgilerimi vereyim", "inform", "handoff_consent", {},
+     {"handoff_consent": True, "requested_slot": "handoff_contact"}, []),
+    ("adım Deniz Kaya", "inform", "handoff_consent", {},
+     {"handoff_consent": True, "handoff_name": "Deniz Kaya", "requested_slot": "handoff_contact"}, []),
     ("0532 123 45 67", "inform", "handoff_consent", {},
      {"handoff_consent": True, "handoff_contact": "+905321234567", "requested_slot": None}, []),
     ("belki", "nlu_fallback", "handoff_consent", {},
@@ -332,7 +342,8 @@ def _run_form(tracker, monkeypatch, open_ticket=None):
     ("@ayse_yilmaz", "deny", "handoff_contact", {"handoff_consent": True},
      {"handoff_contact": "@ayse_yilmaz", "requested_slot": None}, []),
     ("hayır", "deny", "handoff_contact", {"handoff_consent": True},
-     {"handoff_consent": False, "handoff_contact": None, "requested_slot": None}, []),
+     {"handoff_consent": False, "handoff_name": None, "handoff_refused": True, "handoff_contact": None,
+      "requested_slot": None}, []),
 ])
 def test_handoff_form_reads_each_answer(monkeypatch, text, intent, requested, slots, expected, said):
     values, responses = _run_form(_handoff_tracker(text, intent, requested, slots), monkeypatch)

@@ -8,8 +8,8 @@ training data's):
 5. a company's formal LoRA request for a named model that names its use case (customer service): an estimate;
 6. "host my fine-tuned model and give me an API, what does it cost?": the other-workload answer, not the form;
 7. "so is it enough or not?" after an estimate with a budget: the budget's verdict again (the budget asked if none);
-8. in the hand-over, a refusal that also cancels ("forget it"): no ticket, said politely; a plain refusal keeps
-   the ticket without a contact.
+8. in the hand-over, a refusal that also cancels ("forget it"): no ticket, said politely; a plain refusal offers
+   a ticket without a contact (round 4: it no longer opens one by itself), which "yes" opens.
 """
 from __future__ import annotations
 
@@ -227,11 +227,15 @@ def test_a_refusal_that_cancels_ends_the_hand_over_without_a_ticket(conversation
     ("tr", "bir yetkiliyle görüşmek istiyorum", "hayır, iletişim bilgisi vermek istemiyorum"),
     ("fa", "میخوام با یه کارشناس صحبت کنم", "نه، شماره نمیدم"),
 ])
-def test_a_plain_refusal_still_opens_a_ticket_without_a_contact(conversation, lang, ask, answer):
+def test_a_plain_refusal_offers_a_ticket_without_a_contact(conversation, lang, ask, answer):
+    # Round 4 changed this: a plain refusal no longer opens the ticket by itself; it is offered, "yes" opens it.
     c = conversation()
     c.say(ask)
     replies = c.say(answer)
     assert_language(replies, lang)
+    assert response("utter_offer_ticket_without_contact", lang) in texts(replies), joined(replies)
+    assert not tracker_slots(c).get("ticket_id")
+    replies = c.say("evet" if lang == "tr" else "بله")
     slots = tracker_slots(c)
     try:
         assert slots.get("ticket_id"), joined(replies)

@@ -286,7 +286,11 @@ def test_without_consent_an_anonymous_ticket(stack: Stack, lang, ask, no):
     user = stack.conversation()
     user.say("سلام" if lang == "fa" else "merhaba")
     user.say(ask)
-    opened = _texts(user.say(no))
+    # Issue 21, round 4: "no" opens nothing by itself; a request without a contact is offered, "yes" opens it.
+    offered = _texts(user.say(no))
+    assert domain_response("utter_offer_ticket_without_contact", lang) in offered
+    assert stack.store.list(sender_id=user.sender) == []
+    opened = _texts(user.say("بله" if lang == "fa" else "evet"))
     assert fixed_prefix("utter_ticket_opened_anonymous", lang) in opened
     ticket = stack.store.get(TICKET_ID.search(opened).group())
     assert ticket.contact is None and not ticket.consent and ticket.sender_id == user.sender
@@ -337,7 +341,8 @@ def test_staff_reply_is_pushed_to_the_website_widget(stack: Stack, lang):
 
             await say("سلام")
             await say("/request_human")
-            opened = await say("/deny")
+            await say("/deny")  # round 4: a refusal offers a request without a contact; yes opens it
+            opened = await say("/affirm")
             text = "\n".join(m.get("text", "") for m in opened)
             ticket_id = TICKET_ID.search(text).group()
 
@@ -424,6 +429,7 @@ def test_staff_reply_and_resume_are_pushed_to_telegram(telegram_stack):
     _telegram_says(rasa, chat_id, "merhaba")
     _telegram_says(rasa, chat_id, "bir insanla görüşmek istiyorum")
     _telegram_says(rasa, chat_id, "hayır")
+    _telegram_says(rasa, chat_id, "evet")  # round 4: the request without a contact is offered, then opened
     opened = "\n".join(sent())
     ticket = store.get(TICKET_ID.search(opened).group())
     assert (ticket.channel, ticket.language, ticket.sender_id) == ("telegram", "tr", str(chat_id))

@@ -79,7 +79,8 @@ def test_turkish_notice_once_then_short_question_and_full_notice_in_the_next_han
         assert_asks_consent(after_faq, "tr", with_notice=False)
         assert tracker_slots(c)["requested_slot"] == "handoff_consent"
 
-        done = c.say("hayır")
+        c.say("hayır")  # round 4: a refusal offers a request without a contact; "evet" opens it
+        done = c.say("evet")
         tickets.append(tracker_slots(c)["ticket_id"])
         assert tickets[-1] and tickets[-1] in joined(done)
         # Staff close the ticket; a later request is a new handoff, which starts with the notice again.
@@ -91,6 +92,7 @@ def test_turkish_notice_once_then_short_question_and_full_notice_in_the_next_han
         again = c.say("merhaba")
         assert_asks_consent(again, "tr", with_notice=False)
         c.say("hayır")
+        c.say("evet")
         tickets.append(tracker_slots(c)["ticket_id"])
         assert tickets[-1] != tickets[0]
     finally:

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.e2e
 CONVERSATION = [
     "Merhaba", "fine-tuning için hangi GPU'yu kiralamalıyım?", "Qwen2.5 14B", "LoRA ile QLoRA arasındaki fark ne?",
     "lora", "4 bin", "bütçem 100 dolar", "2048 token olursa?", "QLoRA olursa?", "fiyatlara KDV dahil mi?",
-    "8B olursa?", "insan istiyorum", "hayır", "teşekkürler", "سلام", "با LoRA چطور؟", "۵۰ دلار",
+    "8B olursa?", "insan istiyorum", "hayır", "evet", "teşekkürler", "سلام", "با LoRA چطور؟", "۵۰ دلار",
     "دیتاهامون کجا نگهداری میشه؟", "ممنون", "70B full fine-tune 4096 token", "QLoRA olursa?", "hoşça kalın",
 ]
 

@@ -115,6 +115,16 @@ FA_MESSAGES = [
 ]
 ASK_HUMAN = {"tr": "bir müşteri temsilcisiyle görüşmek istiyorum", "fa": "می‌خواهم با یک کارشناس صحبت کنم"}
 SAY_NO = {"tr": "hayır", "fa": "نه"}
+# Issue 21, round 4: a refusal opens no ticket by itself; a request without a contact is offered, "yes" opens it.
+SAY_YES = {"tr": "evet", "fa": "بله"}
+
+
+def refuse_then_accept(user, lang: str, refusal: str) -> str:
+    """The refusal (which must open nothing and offer a request without a contact), then "yes": the replies."""
+    offered = _texts(user.say(refusal))
+    assert domain_response("utter_offer_ticket_without_contact", lang) in offered, offered
+    assert not TICKET_ID.search(offered), offered
+    return offered + "\n" + _texts(user.say(SAY_YES[lang]))
 
 
 def _texts(replies: List[dict]) -> str:
@@ -231,7 +241,7 @@ def test_a_handover_without_consent_keeps_none_of_the_new_forms_in_clear(stack, 
     for text, _ in messages:
         user.say(text)
     user.say(ASK_HUMAN[lang])
-    opened = _texts(user.say(SAY_NO[lang]))
+    opened = refuse_then_accept(user, lang, SAY_NO[lang])
     ticket_id = TICKET_ID.search(opened).group()
     assert domain_response("utter_ticket_opened_anonymous", lang).split("{")[0].strip() in opened
 
@@ -282,7 +292,7 @@ def test_a_refusal_carrying_a_number_is_no_consent(stack, lang, at, which):
     if at == "contact":
         asked = _texts(user.say("evet" if lang == "tr" else "بله"))
         assert domain_response("utter_ask_handoff_contact", lang).split("(")[0][:20] in asked
-    replies = _texts(user.say(text))
+    replies = refuse_then_accept(user, lang, text)
     anonymous = domain_response("utter_ticket_opened_anonymous", lang).split("{")[0].strip()
     with_contact = domain_response("utter_ticket_opened", lang).split("{")[0].strip()
     assert anonymous in replies, replies
@@ -334,7 +344,7 @@ def test_rest_sender_ids_are_masked_in_logs_and_on_the_staff_page(stack):
         user = Conversation(stack["rasa"], conversation_id)
         user.say("merhaba")
         user.say(ASK_HUMAN["tr"])
-        opened = _texts(user.say(SAY_NO["tr"]))
+        opened = refuse_then_accept(user, "tr", SAY_NO["tr"])
         ticket_id = TICKET_ID.search(opened).group()
         page = staff_page(stack, ticket_id)
         assert conversation_id not in page and "[PHONE]" in page or "[EMAIL]" in page

@@ -28,6 +28,8 @@ from rasa.shared.nlu.constants import INTENT, INTENT_RANKING_KEY, TEXT
 from rasa.shared.nlu.training_data.message import Message
 from rasa.shared.nlu.training_data.training_data import TrainingData
 
+from bot.assistant.components.latin_mash import is_latin_mash, known_latin
+
 DETECTED_LANGUAGE = "detected_language"
 UNSUPPORTED_LANGUAGE_INTENT = "unsupported_language"
 NO_WORDS_INTENT = "nlu_fallback"  # Rasa's fallback intent: answered by action_default_fallback
@@ -343,6 +345,7 @@ class IntentGuard(GraphComponent):
     @classmethod
     def create(cls, config: Dict[Text, Any], model_storage: ModelStorage, resource: Resource,
                execution_context: ExecutionContext) -> "IntentGuard":
+        known_latin()  # read once here, not on the first message
         return cls()
 
     @staticmethod
@@ -538,7 +541,7 @@ class IntentGuard(GraphComponent):
     def _route(self, message: Message) -> Optional[Text]:
         """The intent this message must have whatever the classifier said, or None to keep the classifier's."""
         text = message.get(TEXT) or ""
-        if not any(ch.isalnum() for ch in text) or is_keyboard_mash(text):
+        if not any(ch.isalnum() for ch in text) or is_keyboard_mash(text) or is_latin_mash(text):
             return NO_WORDS_INTENT
         if self.is_pasted_config(text):
             # A config.json pasted into the chat (issue 9 #8) reads as English or anything: it gives the model
