@@ -218,7 +218,8 @@ class ActionEstimate(Action):
         if not unchanged:
             from actions.named_cards import named_card_lines
 
-            answer = "\n".join([answer] + named_card_lines(advice, tracker.latest_message.get("text") or "", lang))
+            answer = "\n".join(self._stack_change(tracker, lang, previous) + [answer]
+                               + named_card_lines(advice, tracker.latest_message.get("text") or "", lang))
         dispatcher.utter_message(text=answer)
         events = [SlotSet("estimate_summary", summary)] + self._model_notes(dispatcher, tracker, advice, fields,
                                                                             lang, unchanged)
@@ -233,6 +234,21 @@ class ActionEstimate(Action):
             # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
             dispatcher.utter_message(text=render_estimate_hint(advice, lang))
         return events
+
+    @staticmethod
+    def _stack_change(tracker: Tracker, lang: Text, previous: Optional[Dict[Text, Any]]) -> List[Text]:
+        """A stack named after an answer ("peki Unsloth?"): what it changes against that answer (memory, speed,
+        cost per token; actions/followup_round4.py), said first."""
+        from bot.text.stack_names import read_stack
+
+        if previous is None and not tracker.get_slot("answered_first"):
+            return []
+        if not read_stack(tracker.latest_message.get("text") or ""):
+            return []
+        from actions.followup_round4 import previous_slot_value, stack_change_line
+
+        line = stack_change_line(tracker.current_slot_values(), previous_slot_value(tracker.events, "stack"), lang)
+        return [line] if line else []
 
     @staticmethod
     def _steady_answer(advice: Any, previous: Optional[Dict[Text, Any]], lang: Text):

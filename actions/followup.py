@@ -147,6 +147,7 @@ class _Answer:
 
 def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=None) -> Text:
     """The answer to a question about the current plan, in ``lang``."""
+    from actions.followup_round4 import bare_card_ids, card_whatif_lines
     from bot.advisor.knowledge import load_knowledge
     from bot.text.followups import read_followup
 
@@ -161,6 +162,9 @@ def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=Non
         lines += answer.count(asked.cards[0] if asked.cards else None)
     elif asked.kind == "hours":
         lines += answer.hours(asked.cards[0] if asked.cards else answer.choice.card.card_id)
+    elif asked.kind is None and bare_card_ids(message):
+        # "A100 peki?" after the answer: that card for this job, what-if style (actions/followup_round4.py)
+        lines += card_whatif_lines(slots, list(asked.cards), lang)
     elif asked.cards:
         for card_id in asked.cards[:2]:
             lines += answer.versus(card_id) if card_id in answer.fits else []
@@ -187,5 +191,8 @@ class ActionAnswerFollowup(Action):
         except ValueError:  # InputError too: a value the estimate rejects is explained by the estimate itself
             logger.exception("follow-up failed")
             reply = text("followup_needs_job", lang)
-        dispatcher.utter_message(text=reply)
+        from actions.common import recent_bot_texts
+        from actions.followup_round4 import not_repeated
+
+        dispatcher.utter_message(text=not_repeated(reply, recent_bot_texts(tracker), lang))
         return []
