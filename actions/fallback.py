@@ -143,5 +143,5 @@ def answer_if_enough(dispatcher: CollectingDispatcher, tracker: Tracker, ask_bud
     slots = tracker.current_slot_values()
     reply = "\n".join(enough_lines(slots, lang))
     dispatcher.utter_message(text=not_repeated(reply, recent_bot_texts(tracker), lang))
-    if ask_budget and job_known(slots) and not budget_known(slots) and not slots.get("budget_unlimited"):
+    if ask_budget and job_known(slots) and not budget_known(slots):
         dispatcher.utter_message(response="utter_ask_budget")
