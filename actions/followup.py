@@ -153,7 +153,11 @@ def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=Non
 
     kb = kb or load_knowledge()
     if not job_known(slots):
-        return text("followup_needs_job", lang)
+        from actions.compare import card_facts
+
+        # the cards asked about are described (memory, price) before the question for the job
+        return "\n".join(card_facts(list(read_followup(message, kb).cards), lang, kb)
+                         + [text("followup_needs_job", lang)])
     advice = _advice(slots)
     answer = _Answer(advice, lang, kb)
     asked = read_followup(message, kb)
