@@ -158,6 +158,7 @@ def estimate_summary(advice: Any) -> Dict[Text, Any]:
             "per_gpu_gib": round(float(multi.per_gpu_gib), 1)},
         "model_display": advice.preset.display,
         "method": advice.plan.method,  # what "would QLoRA be cheaper?" compares with (actions/compare.py)
+        "stack": advice.plan.stack,  # what a stack named next is compared with (actions/followup_round4.py)
     }
 
 
@@ -247,7 +248,11 @@ class ActionEstimate(Action):
             return []
         from actions.followup_round4 import previous_slot_value, stack_change_line
 
-        line = stack_change_line(tracker.current_slot_values(), previous_slot_value(tracker.events, "stack"), lang)
+        # The stack of the answer on the table; the events sent hold only the last two turns (RECENT_TURNS of
+        # bot/assistant/patches/action_payload.py), so they only stand in before the first full estimate.
+        before = previous.get("stack") if isinstance(previous, dict) and "stack" in previous \
+            else previous_slot_value(tracker.events, "stack")
+        line = stack_change_line(tracker.current_slot_values(), before, lang)
         return [line] if line else []
 
     @staticmethod
