@@ -89,16 +89,23 @@ def test_a_stack_after_an_estimate_says_what_it_changes(conversation, lang, job,
     assert slots.get("method") == job_values["method"], slots
 
 
-@pytest.mark.parametrize("lang,job,first,second", [
-    ("tr", "llama 3.1 8b qlora, 2048 token, bütçe 55 dolar", "unsloth kullansak nasıl olur?",
+@pytest.mark.parametrize("lang,job,first,between,second", [
+    ("tr", "llama 3.1 8b qlora, 2048 token, bütçe 55 dolar", "unsloth kullansak nasıl olur?", None,
      "peki bir de nemo ile bakar mısın?"),
-    ("fa", "لاما ۳.۱ ۸ میلیارد با کیولورا، ۲۰۴۸ توکن، بودجه ۵۵ دلار", "اگه با آنسلوث آموزش بدیم چی؟",
+    ("fa", "لاما ۳.۱ ۸ میلیارد با کیولورا، ۲۰۴۸ توکن، بودجه ۵۵ دلار", "اگه با آنسلوث آموزش بدیم چی؟", None,
      "حالا با nemo چطور میشه؟"),
+    # a turn in between: the stack compared with is the answer's, not read from the recent events only
+    ("tr", "llama 3.1 8b qlora, 2048 token, bütçe 55 dolar", "unsloth ile hesaplar mısın?", "çok teşekkürler",
+     "nemo kullanırsak ne değişir?"),
+    ("fa", "لاما ۳.۱ ۸ میلیارد با کیولورا، ۲۰۴۸ توکن، بودجه ۵۵ دلار", "با unsloth حساب کن لطفا", "ممنون، عالیه",
+     "با nemo چقدر فرق می‌کنه؟"),
 ])
-def test_a_second_stack_is_compared_with_the_first(conversation, lang, job, first, second):
+def test_a_second_stack_is_compared_with_the_first(conversation, lang, job, first, between, second):
     turns = Turns(conversation())
     turns.say(job)
     turns.say(first)
+    if between:
+        turns.say(between)
     replies = turns.say(second)
     assert_language(replies, lang)
     reply = joined(replies)
