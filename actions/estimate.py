@@ -246,12 +246,13 @@ class ActionEstimate(Action):
             return []
         if not read_stack(tracker.latest_message.get("text") or ""):
             return []
-        from actions.followup_round4 import previous_slot_value, stack_change_line
+        from actions.common import slot_before_latest_message
+        from actions.followup_round4 import stack_change_line
 
         # The stack of the answer on the table; the events sent hold only the last two turns (RECENT_TURNS of
         # bot/assistant/patches/action_payload.py), so they only stand in before the first full estimate.
         before = previous.get("stack") if isinstance(previous, dict) and "stack" in previous \
-            else previous_slot_value(tracker.events, "stack")
+            else slot_before_latest_message(tracker, "stack")
         line = stack_change_line(tracker.current_slot_values(), before, lang)
         return [line] if line else []
 

@@ -10,7 +10,7 @@ from rasa_sdk import Action, Tracker
 from rasa_sdk.events import FollowupAction, SlotSet
 from rasa_sdk.executor import CollectingDispatcher
 
-from actions.common import latest_intent
+from actions.common import latest_intent, slot_set_this_turn
 
 FAILED_TURNS_BEFORE_HANDOFF_OFFER = 2  # issue 3 §7: "after two failed turns an offer of a person"
 
@@ -70,7 +70,7 @@ class ActionDefaultFallback(Action):
         active = (tracker.active_loop or {}).get("name")
         text = tracker.latest_message.get("text") or ""
         if not active and tracker.get_slot("estimate_summary") \
-                and (ValidateEstimateForm._new_values_this_turn(tracker, {}) or _stack_set_this_turn(tracker)):
+                and (ValidateEstimateForm._new_values_this_turn(tracker, {}) or slot_set_this_turn(tracker, "stack")):
             from actions.estimate import ActionEstimate
 
             events = await ActionEstimate().run(dispatcher, tracker, domain)
@@ -112,17 +112,6 @@ class ActionDefaultAskAffirmation(Action):
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
         dispatcher.utter_message(response="utter_ask_rephrase")
         return []
-
-
-def _stack_set_this_turn(tracker: Tracker) -> bool:
-    """The latest message named a training stack ("peki bir de NeMo ile bakar mısın?", kept in the stack slot by
-    action_validate_slot_mappings): a change of the job, re-estimated like any other (issue 21, round 4)."""
-    for event in reversed(tracker.events):
-        if event.get("event") == "user":
-            return False
-        if event.get("event") == "slot" and event.get("name") == "stack" and event.get("value"):
-            return True
-    return False
 
 
 def _asks_if_enough(text: Text) -> bool:

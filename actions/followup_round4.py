@@ -54,19 +54,6 @@ def asks_if_enough(text: Text) -> bool:
     return not parsed.found() and not parsed.ambiguous and not parsed.budget_unlimited
 
 
-def previous_slot_value(events: Iterable[Mapping[Text, Any]], name: Text) -> Any:
-    """The value slot ``name`` had before the latest user message (its updates of this turn left out)."""
-    events = list(events)
-    last_user = max((i for i, event in enumerate(events) if event.get("event") == "user"), default=len(events))
-    value = None
-    for event in events[:last_user]:
-        if event.get("event") == "slot" and event.get("name") == name:
-            value = event.get("value")
-        elif event.get("event") == "restart":
-            value = None
-    return value
-
-
 def _plan_advice(slots: Mapping[Text, Any]) -> Any:
     from actions.followup import _advice
 
