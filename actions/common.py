@@ -131,3 +131,26 @@ def recent_bot_texts(tracker: Tracker) -> set:
     followers = [event for _, events in turns[-2:] for event in events]
     return {str(event.get("text")).strip() for event in followers
             if event.get("event") == "bot" and event.get("text")}
+
+
+def slot_set_this_turn(tracker: Tracker, name: str) -> bool:
+    """Slot ``name`` got a value after the latest user message (action_validate_slot_mappings keeps the values of
+    every message, e.g. the stack of "peki bir de NeMo ile bakar mısın?")."""
+    for event in reversed(tracker.events):
+        if event.get("event") == "user":
+            return False
+        if event.get("event") == "slot" and event.get("name") == name and event.get("value"):
+            return True
+    return False
+
+
+def slot_before_latest_message(tracker: Tracker, name: str) -> Any:
+    """The value slot ``name`` had before the latest user message, as far as the events sent reach (the previous
+    turn; bot/assistant/patches/action_payload.py): None when it was not set in them."""
+    events = list(tracker.events)
+    last_user = max((i for i, event in enumerate(events) if event.get("event") == "user"), default=len(events))
+    value = None
+    for event in events[:last_user]:
+        if event.get("event") == "slot" and event.get("name") == name:
+            value = event.get("value")
+    return value

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Text
 from rasa_sdk import Action, Tracker
 from rasa_sdk.executor import CollectingDispatcher
 
-from actions.common import conversation_language
+from actions.common import conversation_language, recent_bot_texts
 from actions.estimate import advice_request_fields
 
 logger = logging.getLogger(__name__)
@@ -111,6 +111,29 @@ def card_price_lines(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
             for card in (cards.get(card_id) for card_id in card_ids) if card is not None]
 
 
+def card_whatif_reply(tracker: Tracker, lang: Text) -> Optional[Text]:
+    """A bare card name after an answer ("A100 peki?", «و H200؟»): that card for the current job (fits, price with
+    and without KDV, hours and cost; actions/followup_round4.py), never repeated word for word; None otherwise."""
+    from actions.answer_first import job_known
+    from actions.followup_round4 import bare_card_ids, card_whatif_lines, not_repeated
+
+    if tracker.get_slot("estimate_summary") is None and not tracker.get_slot("answered_first"):
+        return None
+    cards = bare_card_ids(tracker.latest_message.get("text") or "")
+    if not cards or not job_known(tracker.slots):
+        return None
+    try:
+        lines = card_whatif_lines(tracker.slots, cards, lang)
+    except ValueError:  # a plan the estimator rejects: the card's own facts instead
+        logger.exception("card what-if failed for %s", cards)
+        return None
+    if not lines:
+        return None
+    from bot.present.formatting import _rtl_lines
+
+    return not_repeated(_rtl_lines("\n".join(lines), lang), recent_bot_texts(tracker), lang)
+
+
 class ActionCardFacts(Action):
     def name(self) -> Text:
         return "action_card_facts"
@@ -122,6 +145,10 @@ class ActionCardFacts(Action):
 
         kb = load_knowledge()
         lang = conversation_language(tracker)
+        whatif = card_whatif_reply(tracker, lang)
+        if whatif:
+            dispatcher.utter_message(text=whatif)
+            return []
         cards = named_cards(tracker)
         memory = names_topic(tracker.latest_message.get("text") or "", "memory")
         lines = (card_facts if memory else card_price_lines)(cards, lang, kb)

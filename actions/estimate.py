@@ -158,6 +158,7 @@ def estimate_summary(advice: Any) -> Dict[Text, Any]:
             "per_gpu_gib": round(float(multi.per_gpu_gib), 1)},
         "model_display": advice.preset.display,
         "method": advice.plan.method,  # what "would QLoRA be cheaper?" compares with (actions/compare.py)
+        "stack": advice.plan.stack,  # what a stack named next is compared with (actions/followup_round4.py)
     }
 
 
@@ -218,7 +219,8 @@ class ActionEstimate(Action):
         if not unchanged:
             from actions.named_cards import named_card_lines
 
-            answer = "\n".join([answer] + named_card_lines(advice, tracker.latest_message.get("text") or "", lang))
+            answer = "\n".join(self._stack_change(tracker, lang, previous) + [answer]
+                               + named_card_lines(advice, tracker.latest_message.get("text") or "", lang))
         dispatcher.utter_message(text=answer)
         events = [SlotSet("estimate_summary", summary)] + self._model_notes(dispatcher, tracker, advice, fields,
                                                                             lang, unchanged)
@@ -233,6 +235,26 @@ class ActionEstimate(Action):
             # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
             dispatcher.utter_message(text=render_estimate_hint(advice, lang))
         return events
+
+    @staticmethod
+    def _stack_change(tracker: Tracker, lang: Text, previous: Optional[Dict[Text, Any]]) -> List[Text]:
+        """A stack named after an answer ("peki Unsloth?"): what it changes against that answer (memory, speed,
+        cost per token; actions/followup_round4.py), said first."""
+        from bot.text.stack_names import read_stack
+
+        if previous is None and not tracker.get_slot("answered_first"):
+            return []
+        if not read_stack(tracker.latest_message.get("text") or ""):
+            return []
+        from actions.common import slot_before_latest_message
+        from actions.followup_round4 import stack_change_line
+
+        # The stack of the answer on the table; the events sent hold only the last two turns (RECENT_TURNS of
+        # bot/assistant/patches/action_payload.py), so they only stand in before the first full estimate.
+        before = previous.get("stack") if isinstance(previous, dict) and "stack" in previous \
+            else slot_before_latest_message(tracker, "stack")
+        line = stack_change_line(tracker.current_slot_values(), before, lang)
+        return [line] if line else []
 
     @staticmethod
     def _steady_answer(advice: Any, previous: Optional[Dict[Text, Any]], lang: Text):

@@ -10,7 +10,7 @@ from rasa_sdk import Action, Tracker
 from rasa_sdk.events import FollowupAction, SlotSet
 from rasa_sdk.executor import CollectingDispatcher
 
-from actions.common import latest_intent
+from actions.common import latest_intent, slot_set_this_turn
 
 FAILED_TURNS_BEFORE_HANDOFF_OFFER = 2  # issue 3 §7: "after two failed turns an offer of a person"
 
@@ -70,15 +70,16 @@ class ActionDefaultFallback(Action):
         active = (tracker.active_loop or {}).get("name")
         text = tracker.latest_message.get("text") or ""
         if not active and tracker.get_slot("estimate_summary") \
-                and ValidateEstimateForm._new_values_this_turn(tracker, {}):
+                and (ValidateEstimateForm._new_values_this_turn(tracker, {}) or slot_set_this_turn(tracker, "stack")):
             from actions.estimate import ActionEstimate
 
             events = await ActionEstimate().run(dispatcher, tracker, domain)
             return [SlotSet("failed_turns", 0.0)] + list(events) + [FollowupAction("action_listen")]
-        if not active and tracker.get_slot("estimate_summary") and _asks_if_enough(text):
-            # "So is it enough or not?" (the intent guard sends it here: only the conversation can answer it).
-            _answer_budget_verdict(dispatcher, tracker)
-            return [SlotSet("failed_turns", 0.0), FollowupAction("action_listen")]
+        if _asks_if_enough(text):
+            # "So is it enough or not?" (the intent guard sends it here: only the conversation can answer it): the
+            # plan's memory and budget verdict, or what is needed to say (issue 21, rounds 3 and 4).
+            answer_if_enough(dispatcher, tracker)
+            return [SlotSet("failed_turns", 0.0), FollowupAction(active or "action_listen")]
         if returned("wishes", text, conversation_language(tracker)):
             await ActionGoodbye().run(dispatcher, tracker, domain)
             return [SlotSet("failed_turns", 0.0), FollowupAction(active or "action_listen")]
@@ -114,27 +115,22 @@ class ActionDefaultAskAffirmation(Action):
 
 
 def _asks_if_enough(text: Text) -> bool:
-    from bot.assistant.components.language_normalizer import asks_if_enough
+    from actions.followup_round4 import asks_if_enough
 
     return asks_if_enough(text)
 
 
-def _answer_budget_verdict(dispatcher: CollectingDispatcher, tracker: Tracker) -> None:
-    """The budget lines of the estimate again, for the current plan (the same slots and defaults as the answer
-    shown: actions/followup.py), or the budget question when no budget was given (issue 21, round 3)."""
-    from actions.common import conversation_language
-    from actions.followup import _advice
-    from bot.advisor.knowledge import load_knowledge
-    from bot.present.advice_text import _budget_lines
+def answer_if_enough(dispatcher: CollectingDispatcher, tracker: Tracker, ask_budget: bool = True) -> None:
+    """ "Is it enough?" answered from the current plan (actions/followup_round4.py: the memory verdict, then the
+    budget's lines or how to get them), or, with no job yet, what is needed to say; never the previous message
+    word for word."""
+    from actions.answer_first import job_known
+    from actions.common import conversation_language, recent_bot_texts
+    from actions.followup_round4 import budget_known, enough_lines, not_repeated
 
-    lines: List[Text] = []
-    if tracker.get_slot("budget_usd") is not None and not tracker.get_slot("budget_unlimited"):
-        try:
-            lines = _budget_lines(_advice(tracker.current_slot_values()), conversation_language(tracker),
-                                  load_knowledge())
-        except ValueError:  # a plan the estimator rejects (pydantic's ValidationError is one): ask instead
-            lines = []
-    if lines:
-        dispatcher.utter_message(text="\n".join(lines))
-    else:
+    lang = conversation_language(tracker)
+    slots = tracker.current_slot_values()
+    reply = "\n".join(enough_lines(slots, lang))
+    dispatcher.utter_message(text=not_repeated(reply, recent_bot_texts(tracker), lang))
+    if ask_budget and job_known(slots) and not budget_known(slots):
         dispatcher.utter_message(response="utter_ask_budget")

@@ -85,6 +85,8 @@ def _job_known(tracker: Tracker) -> bool:
     return bool(tracker.get_slot("model_id") or tracker.get_slot("model_size_b"))
 
 
+# FAQ topics that a stack named in the question does not turn into a what-if on the estimate.
+NOT_STACK_TOPICS = ("kvkk", "invoice", "support_languages", "data_prep", "checkpoints", "platform")
 # FAQ topics about prices: a card named in the question gets its own price line.
 PRICE_TOPICS = ("prices_vat", "invoice", "cost_control")
 
@@ -127,11 +129,36 @@ class ActionAnswerFaq(Action):
             return []
         return card_price_lines(list(read_followup(previous.get("text") or "", kb).cards), lang, kb)
 
+    @staticmethod
+    def _stack_what_if(tracker: Tracker) -> bool:
+        """A stack named after an estimate, outside any form, with the job known."""
+        from bot.text.stack_names import read_stack
+
+        from actions.answer_first import job_known
+
+        if (tracker.active_loop or {}).get("name") or tracker.get_slot("estimate_summary") is None:
+            return False
+        return job_known(tracker.slots) and bool(read_stack(tracker.latest_message.get("text") or ""))
+
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
         intent = latest_intent(tracker) or ""
         lang = conversation_language(tracker)
         topic = intent[len(FAQ_PREFIX):] if intent.startswith(FAQ_PREFIX) else ""
+        if topic not in NOT_STACK_TOPICS and self._stack_what_if(tracker):
+            # "and torchtune? I heard it needs less memory" after an estimate: the estimate again with that stack
+            # (what it changes is said first), not the general memory answer (issue 21, round 4).
+            from actions.estimate import ActionEstimate
+
+            return await ActionEstimate().run(dispatcher, tracker, domain)
+        from actions.compare import card_whatif_reply
+
+        whatif = card_whatif_reply(tracker, lang)
+        if whatif:
+            # A bare card name after an answer that reads like a card FAQ («اگه H100 بگیرم؟»): that card for the
+            # job (issue 21, round 4), not the general answer.
+            dispatcher.utter_message(text=whatif)
+            return []
         answer = faq_answer(topic, lang) if topic else None
         if answer:
             dispatcher.utter_message(text=answer)

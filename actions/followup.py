@@ -147,12 +147,17 @@ class _Answer:
 
 def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=None) -> Text:
     """The answer to a question about the current plan, in ``lang``."""
+    from actions.followup_round4 import bare_card_ids, card_whatif_lines
     from bot.advisor.knowledge import load_knowledge
     from bot.text.followups import read_followup
 
     kb = kb or load_knowledge()
     if not job_known(slots):
-        return text("followup_needs_job", lang)
+        from actions.compare import card_facts
+
+        # the cards asked about are described (memory, price) before the question for the job
+        return "\n".join(card_facts(list(read_followup(message, kb).cards), lang, kb)
+                         + [text("followup_needs_job", lang)])
     advice = _advice(slots)
     answer = _Answer(advice, lang, kb)
     asked = read_followup(message, kb)
@@ -161,6 +166,9 @@ def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=Non
         lines += answer.count(asked.cards[0] if asked.cards else None)
     elif asked.kind == "hours":
         lines += answer.hours(asked.cards[0] if asked.cards else answer.choice.card.card_id)
+    elif asked.kind is None and bare_card_ids(message):
+        # "A100 peki?" after the answer: that card for this job, what-if style (actions/followup_round4.py)
+        lines += card_whatif_lines(slots, list(asked.cards), lang)
     elif asked.cards:
         for card_id in asked.cards[:2]:
             lines += answer.versus(card_id) if card_id in answer.fits else []
@@ -187,5 +195,8 @@ class ActionAnswerFollowup(Action):
         except ValueError:  # InputError too: a value the estimate rejects is explained by the estimate itself
             logger.exception("follow-up failed")
             reply = text("followup_needs_job", lang)
-        dispatcher.utter_message(text=reply)
+        from actions.common import recent_bot_texts
+        from actions.followup_round4 import not_repeated
+
+        dispatcher.utter_message(text=not_repeated(reply, recent_bot_texts(tracker), lang))
         return []

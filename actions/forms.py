@@ -196,6 +196,12 @@ def _first_ambiguous(ambiguous: Any) -> Optional[str]:
     return str(ambiguous)
 
 
+def _asks_if_enough(tracker: Tracker) -> bool:
+    from actions.followup_round4 import asks_if_enough
+
+    return latest_intent(tracker) == "nlu_fallback" and asks_if_enough(tracker.latest_message.get("text") or "")
+
+
 class ValidateEstimateForm(FormValidationAction):
     def name(self) -> Text:
         return "validate_estimate_form"
@@ -213,6 +219,14 @@ class ValidateEstimateForm(FormValidationAction):
             # "Does it fit my budget?" and no amount known: the budget is asked for, never assumed.
             dispatcher.utter_message(text=dialogue_text("budget_fit_needs_budget", conversation_language(tracker)))
             return [SlotSet("budget", None), SlotSet("budget_unlimited", None), SlotSet(REQUESTED_SLOT, "budget")]
+        if answers and _asks_if_enough(tracker):
+            # "yeter mi?" while the form waits for a value: answered from what is known (actions/fallback.py),
+            # then the same question again in its other wording (issue 21, round 4: it was read as a model name).
+            from actions.fallback import answer_if_enough
+
+            answer_if_enough(dispatcher, tracker, ask_budget=False)
+            next_slot = next((name for name in FORM_SLOTS if tracker.get_slot(name) is None), None)
+            return [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
         if answers:
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}

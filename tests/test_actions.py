@@ -271,7 +271,7 @@ async def test_estimate_answers_in_turkish_with_chart_and_summary(tmp_path, monk
     assert chart.stat().st_size > 1000
     summary = as_dict(events)["estimate_summary"]
     assert set(summary) == {"per_gpu_gib", "low_gib", "high_gib", "best_card", "best_price_usd_hour",
-                            "fitting_cards", "needs_quote", "multi_gpu", "model_display", "method"}
+                            "fitting_cards", "needs_quote", "multi_gpu", "model_display", "method", "stack"}
     kb = load_knowledge()
     assert summary["best_card"] in {g.id for g in kb.gpus}
     assert summary["low_gib"] <= summary["per_gpu_gib"] <= summary["high_gib"]
