@@ -113,9 +113,9 @@ def card_price_lines(card_ids: List[str], lang: Text, kb: Any) -> List[Text]:
 
 def card_whatif_reply(tracker: Tracker, lang: Text) -> Optional[Text]:
     """A bare card name after an answer ("A100 peki?", «و H200؟»): that card for the current job (fits, price with
-    and without KDV, hours and cost; actions/followup_round4.py), never repeated word for word; None otherwise."""
+    and without KDV, hours and cost; actions/followup_lines.py), never repeated word for word; None otherwise."""
     from actions.answer_first import job_known
-    from actions.followup_round4 import bare_card_ids, card_whatif_lines, not_repeated
+    from actions.followup_lines import bare_card_ids, card_whatif_lines, not_repeated
 
     if tracker.get_slot("estimate_summary") is None and not tracker.get_slot("answered_first"):
         return None

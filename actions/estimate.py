@@ -158,7 +158,7 @@ def estimate_summary(advice: Any) -> Dict[Text, Any]:
             "per_gpu_gib": round(float(multi.per_gpu_gib), 1)},
         "model_display": advice.preset.display,
         "method": advice.plan.method,  # what "would QLoRA be cheaper?" compares with (actions/compare.py)
-        "stack": advice.plan.stack,  # what a stack named next is compared with (actions/followup_round4.py)
+        "stack": advice.plan.stack,  # what a stack named next is compared with (actions/followup_lines.py)
     }
 
 
@@ -239,7 +239,7 @@ class ActionEstimate(Action):
     @staticmethod
     def _stack_change(tracker: Tracker, lang: Text, previous: Optional[Dict[Text, Any]]) -> List[Text]:
         """A stack named after an answer ("peki Unsloth?"): what it changes against that answer (memory, speed,
-        cost per token; actions/followup_round4.py), said first."""
+        cost per token; actions/followup_lines.py), said first."""
         from bot.text.stack_names import read_stack
 
         if previous is None and not tracker.get_slot("answered_first"):
@@ -247,7 +247,7 @@ class ActionEstimate(Action):
         if not read_stack(tracker.latest_message.get("text") or ""):
             return []
         from actions.common import slot_before_latest_message
-        from actions.followup_round4 import stack_change_line
+        from actions.followup_lines import stack_change_line
 
         # The stack of the answer on the table; the events sent hold only the last two turns (RECENT_TURNS of
         # bot/assistant/patches/action_payload.py), so they only stand in before the first full estimate.

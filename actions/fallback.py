@@ -115,18 +115,18 @@ class ActionDefaultAskAffirmation(Action):
 
 
 def _asks_if_enough(text: Text) -> bool:
-    from actions.followup_round4 import asks_if_enough
+    from bot.text.enough import asks_if_enough
 
     return asks_if_enough(text)
 
 
 def answer_if_enough(dispatcher: CollectingDispatcher, tracker: Tracker, ask_budget: bool = True) -> None:
-    """ "Is it enough?" answered from the current plan (actions/followup_round4.py: the memory verdict, then the
+    """ "Is it enough?" answered from the current plan (actions/followup_lines.py: the memory verdict, then the
     budget's lines or how to get them), or, with no job yet, what is needed to say; never the previous message
     word for word."""
     from actions.answer_first import job_known
     from actions.common import conversation_language, recent_bot_texts
-    from actions.followup_round4 import budget_known, enough_lines, not_repeated
+    from actions.followup_lines import budget_known, enough_lines, not_repeated
 
     lang = conversation_language(tracker)
     slots = tracker.current_slot_values()

@@ -21,7 +21,8 @@ logger = logging.getLogger(__name__)
 SAME_PRICE_USD = 0.05
 
 
-def _advice(slots: Mapping[Text, Any]):
+def plan_advice(slots: Mapping[Text, Any]):
+    """The advice for the plan the slots describe, with the same assumed values as the answer shown."""
     from actions.estimate import advice_request_fields
     from bot.advisor.advice import AdviceRequest, advise
 
@@ -147,7 +148,7 @@ class _Answer:
 
 def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=None) -> Text:
     """The answer to a question about the current plan, in ``lang``."""
-    from actions.followup_round4 import bare_card_ids, card_whatif_lines
+    from actions.followup_lines import bare_card_ids, card_whatif_lines
     from bot.advisor.knowledge import load_knowledge
     from bot.text.followups import read_followup
 
@@ -158,7 +159,7 @@ def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=Non
         # the cards asked about are described (memory, price) before the question for the job
         return "\n".join(card_facts(list(read_followup(message, kb).cards), lang, kb)
                          + [text("followup_needs_job", lang)])
-    advice = _advice(slots)
+    advice = plan_advice(slots)
     answer = _Answer(advice, lang, kb)
     asked = read_followup(message, kb)
     lines = [answer.job()]
@@ -167,7 +168,7 @@ def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=Non
     elif asked.kind == "hours":
         lines += answer.hours(asked.cards[0] if asked.cards else answer.choice.card.card_id)
     elif asked.kind is None and bare_card_ids(message):
-        # "A100 peki?" after the answer: that card for this job, what-if style (actions/followup_round4.py)
+        # "A100 peki?" after the answer: that card for this job, what-if style (actions/followup_lines.py)
         lines += card_whatif_lines(slots, list(asked.cards), lang)
     elif asked.cards:
         for card_id in asked.cards[:2]:
@@ -196,7 +197,7 @@ class ActionAnswerFollowup(Action):
             logger.exception("follow-up failed")
             reply = text("followup_needs_job", lang)
         from actions.common import recent_bot_texts
-        from actions.followup_round4 import not_repeated
+        from actions.followup_lines import not_repeated
 
         dispatcher.utter_message(text=not_repeated(reply, recent_bot_texts(tracker), lang))
         return []

@@ -197,7 +197,7 @@ def _first_ambiguous(ambiguous: Any) -> Optional[str]:
 
 
 def _asks_if_enough(tracker: Tracker) -> bool:
-    from actions.followup_round4 import asks_if_enough
+    from bot.text.enough import asks_if_enough
 
     return latest_intent(tracker) == "nlu_fallback" and asks_if_enough(tracker.latest_message.get("text") or "")
 

@@ -183,7 +183,7 @@ def _cap_lines(advice, lang: str, kb: Knowledge) -> List[str]:
     return lines
 
 
-def _budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
+def budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
     plan = advice.budget
     if plan is None:
         return []
@@ -276,7 +276,7 @@ def render_advice(advice, lang: str, kb: Optional[Knowledge] = None, *, quote_of
     lines.extend(_change_lines(advice, previous, lang, kb))
     if advice.volume_tokens is not None:
         lines.append(kb.text("volume_line", lang, tokens=tokens(advice.volume_tokens, lang, kb)))
-    lines.extend(_budget_lines(advice, lang, kb))
+    lines.extend(budget_lines(advice, lang, kb))
     lines.append("")
     lines.extend(_estimate_lines(advice, lang, kb, first))
     lines.extend(_shortlist_lines(advice, lang, kb))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Text
 
@@ -231,37 +230,12 @@ def looks_like_data(text: str) -> bool:
     return len(stripped) >= 2 and stripped[0] + stripped[-1] in ("{}", "[]")
 
 
-# "Is it enough?" is the budget's verdict asked again only when short and bare: no number, no value of the job
-# ("13B için 24 GB yeter mi?" is the FAQ, "200 dolar yeter mi?" a new budget). Eight words: the longest such
-# question in our tests ("خب بالاخره بودجه‌ام میرسه یا نه؟" is six).
-ENOUGH_QUESTION_MAX_WORDS = 8
-
-
-@lru_cache(maxsize=1)
-def _enough_table() -> Any:
-    from bot.knowledge import read_yaml
-    from bot.text.numbers import LEXICON_PATH, PhraseTable
-
-    table = PhraseTable()
-    for words in read_yaml(LEXICON_PATH)["asks_enough"]:
-        table.add(words, "enough")
-    return table
-
-
 def asks_if_enough(text: str, values: Optional["MessageValues"] = None) -> bool:
-    """ "So is it enough or not?", «پس کافیه یا نه؟» (knowledge/lexicon.yml, asks_enough), with no number and
-    no value of the job in it (issue 21, round 3)."""
-    from bot.text.normalize import fold
-    from bot.text.numbers import tokenize
+    """ "So is it enough or not?", «پس کافیه یا نه؟» (bot/text/enough.py; issue 21, round 3), reading the message's
+    values once for all of the guard's checks."""
+    from bot.text.enough import asks_if_enough as bare_enough_question
 
-    if not text or text.startswith("/") or any(ch.isdigit() for ch in text) \
-            or len(text.split()) > ENOUGH_QUESTION_MAX_WORDS:
-        return False
-    tokens = tokenize(fold(text))
-    if not any(_enough_table().longest_at(tokens, i)[1] == "enough" for i in range(len(tokens))):
-        return False
-    parsed = (values or MessageValues(text)).parsed
-    return not parsed.found() and not parsed.ambiguous and not parsed.budget_unlimited
+    return bare_enough_question(text, (lambda _text: values.parsed) if values is not None else None)
 
 
 class MessageValues:

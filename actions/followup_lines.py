@@ -1,4 +1,4 @@
-"""Follow-ups about the answer found by blind set 4 (issue 21, round 4), answered from the current plan:
+"""The lines of three follow-ups about the answer (issue 21; found by blind set 4), from the current plan:
 
 * a training stack named after an estimate ("peki Unsloth?", «همون مدل ولی با Axolotl»): the re-estimate says what
   the stack changes against the previous answer - memory, speed and cost per token on the recommended card;
@@ -12,52 +12,15 @@ Every sentence lives in knowledge/dialogue.yml; the figures come from the same a
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Iterable, List, Mapping, Optional, Text
 
 from actions.dialogue_text import join, text
+from actions.followup import plan_advice
 
 # A bare card follow-up is short: the card's name and a word or two ("A100 peki?", "و H200؟", "L40S nasıl?").
 BARE_CARD_MAX_WORDS = 4
-# "yeter mi?" is a short question; the intent guard's limit (bot/assistant/components/language_normalizer.py).
-ENOUGH_QUESTION_MAX_WORDS = 8
 # Speed ratios within this factor of 1 are "about the same speed".
 SAME_SPEED = 0.05
-
-
-@lru_cache(maxsize=1)
-def _enough_table() -> Any:
-    from bot.knowledge import read_yaml
-    from bot.text.numbers import LEXICON_PATH, PhraseTable
-
-    table = PhraseTable()
-    for words in read_yaml(LEXICON_PATH)["asks_enough"]:
-        table.add(words, "enough")
-    return table
-
-
-def asks_if_enough(text: Text) -> bool:
-    """ "yeter mi?", «کافیه؟» with no number and no job value: the intent guard's reading of the same words
-    (knowledge/lexicon.yml asks_enough), without importing Rasa into the action server (a first import of the
-    guard's module loads TensorFlow for seconds, past the action timeout)."""
-    from bot.text.normalize import fold
-    from bot.text.numbers import tokenize
-    from bot.text.parsed import parsed_message
-
-    if not text or text.startswith("/") or any(ch.isdigit() for ch in text) \
-            or len(text.split()) > ENOUGH_QUESTION_MAX_WORDS:
-        return False
-    tokens = tokenize(fold(text))
-    if not any(_enough_table().longest_at(tokens, i)[1] == "enough" for i in range(len(tokens))):
-        return False
-    parsed = parsed_message(text)
-    return not parsed.found() and not parsed.ambiguous and not parsed.budget_unlimited
-
-
-def _plan_advice(slots: Mapping[Text, Any]) -> Any:
-    from actions.followup import _advice
-
-    return _advice(slots)
 
 
 def _speed_text(ratio: float, lang: Text) -> Text:
@@ -81,8 +44,8 @@ def stack_change_line(slots: Mapping[Text, Any], previous_stack: Optional[Text],
     if new_id == old_id:
         return text("stack_same", lang, stack=stacks.get(new_id).name)
     try:
-        new = _plan_advice(slots)
-        old = _plan_advice({**slots, "stack": old_id})
+        new = plan_advice(slots)
+        old = plan_advice({**slots, "stack": old_id})
     except ValueError:
         return None
     card = new.recommendation.card if new.recommendation is not None else None
@@ -121,7 +84,7 @@ def card_whatif_lines(slots: Mapping[Text, Any], card_ids: List[Text], lang: Tex
     from bot.present.formatting import duration, money, number
 
     kb = load_knowledge()
-    advice = _plan_advice(slots)
+    advice = plan_advice(slots)
     fits = {card.card_id: card for card in advice.cards}
     recommended = advice.recommendation.card if advice.recommendation is not None else None
     job = _job_words(advice, lang, kb)
@@ -171,12 +134,12 @@ def enough_lines(slots: Mapping[Text, Any], lang: Text) -> List[Text]:
         return [text("enough_needs_job_noted", lang, values=join(noted, lang)) if noted
                 else text("enough_needs_job", lang)]
     from bot.advisor.knowledge import load_knowledge
-    from bot.present.advice_text import _budget_lines
+    from bot.present.advice_text import budget_lines
     from bot.present.formatting import number
 
     kb = load_knowledge()
     try:
-        advice = _plan_advice(slots)
+        advice = plan_advice(slots)
     except ValueError:
         return [text("enough_needs_job", lang)]
     card = advice.recommendation.card if advice.recommendation is not None else None
@@ -187,8 +150,8 @@ def enough_lines(slots: Mapping[Text, Any], lang: Text) -> List[Text]:
     key = "enough_card_tight" if card.status == "tight" else "enough_card_memory"
     lines = [text(key, lang, card=card.name, vram=number(kb.gpu(card.card_id).vram_gb, lang, 0),
                   **_job_words(advice, lang, kb))]
-    budget_lines = _budget_lines(advice, lang, kb) if budget_known(slots) else []
-    return budget_lines + lines  # the budget's verdict first: what "is it enough?" most often asks
+    verdict = budget_lines(advice, lang, kb) if budget_known(slots) else []
+    return verdict + lines  # the budget's verdict first: what "is it enough?" most often asks
 
 
 def budget_known(slots: Mapping[Text, Any]) -> bool:
