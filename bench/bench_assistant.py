@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Dict, List, Tuple
@@ -27,7 +25,7 @@ from typing import Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.results_io import percentile, write_results  # noqa: E402
+from bench.results_io import percentile, post, write_results  # noqa: E402
 from tests.servers import BIN, MODEL_PATH, ensure_model, start_action_server, start_rasa_server  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "assistant.md"
@@ -48,15 +46,6 @@ CONVERSATIONS: List[List[Tuple[str, str]]] = [
     [("estimate", "70B full fine-tune 4096 token, محدودیت بودجه ندارم"), ("rule", "hello there"),
      ("fallback", "😂😂"), ("faq", "فاکتور الکترونیکی میدید؟")],
 ]
-
-
-def post(url: str, sender: str, text: str) -> float:
-    body = json.dumps({"sender": sender, "message": text}).encode()
-    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=60) as response:
-        json.loads(response.read())
-    return (time.perf_counter() - started) * 1000
 
 
 def train_time() -> float:
@@ -83,7 +72,7 @@ def run_turns(url: str, turns: int) -> Dict[str, List[float]]:
     for conversation in itertools.cycle(CONVERSATIONS):
         sender = f"bench-{uuid.uuid4().hex[:8]}"
         for kind, text in conversation:
-            latencies.setdefault(kind, []).append(post(url, sender, text))
+            latencies.setdefault(kind, []).append(post(url, sender, text)[0])
             done += 1
             if done >= turns:
                 return latencies

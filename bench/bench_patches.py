@@ -31,14 +31,12 @@ rounds). The same figure between the two all-on servers gives the noise. Writes 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
 import sys
 import threading
 import time
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +45,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.results_io import machine_speed_s, percentile, write_results  # noqa: E402
+from bench.results_io import machine_speed_s, percentile, post, write_results  # noqa: E402
 from bot.assistant import patches  # noqa: E402
 from tests.servers import Server, ensure_model, start_action_server, start_rasa_server  # noqa: E402
 
@@ -66,15 +64,6 @@ CONVERSATIONS: List[List[Tuple[str, str]]] = [
 ]
 LONG_SETUP = "Llama 3.1 8B modelini QLoRA ile 4096 token ile eğitmek istiyorum"
 LONG_WHAT_IFS = ["LoRA ile olursa?", "QLoRA ile olursa?"]
-
-
-def post(url: str, sender: str, text: str) -> Tuple[float, list]:
-    body = json.dumps({"sender": sender, "message": text}).encode()
-    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=120) as response:
-        replies = json.loads(response.read())
-    return (time.perf_counter() - started) * 1000, replies
 
 
 def thread_cpu_ns(pid: int) -> Dict[int, int]:
@@ -153,7 +142,7 @@ def start_all(configs: List[Config], action_port: int, done: threading.Event) ->
 def turn(config: Config, sender: str, text: str, pids: Sequence[int]) -> Tuple[float, float]:
     """(CPU ms of the Rasa server + action server, latency ms) of one message."""
     before = cpu_snapshot(pids)
-    ms, replies = post(config.url, sender, text)
+    ms, replies = post(config.url, sender, text, timeout=120)
     used = cpu_used_ms(before, pids)
     if not replies:
         raise RuntimeError(f"{config.name}: no answer to {text!r}")
@@ -182,7 +171,7 @@ def short_conversations(configs: List[Config], rounds: int, action_pid: int, ord
 def long_conversations(configs: List[Config], turns: int, action_pid: int, order: random.Random) -> None:
     senders = {config.name: f"long-{uuid.uuid4().hex[:8]}" for config in configs}
     for config in configs:
-        post(config.url, senders[config.name], LONG_SETUP)
+        post(config.url, senders[config.name], LONG_SETUP, timeout=120)
     for number in range(turns):
         shuffled = list(configs)
         order.shuffle(shuffled)
@@ -296,7 +285,7 @@ def main() -> int:
             sender = f"warm-{uuid.uuid4().hex[:8]}"
             for conversation in CONVERSATIONS:
                 for _, text in conversation:
-                    post(config.url, sender, text)
+                    post(config.url, sender, text, timeout=120)
         short_conversations(configs, args.rounds, actions.proc.pid, order)
         long_conversations(configs, args.long_turns, actions.proc.pid, order)
     finally:

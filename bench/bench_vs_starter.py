@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import signal
 import statistics
@@ -39,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +46,7 @@ from typing import Dict, List, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.results_io import machine_speed_s, percentile, write_results  # noqa: E402
+from bench.results_io import machine_speed_s, percentile, post, write_results  # noqa: E402
 from tests.servers import (BIN, LOG_DIR, MODEL_PATH, ensure_model, free_port, start_action_server, stop_process,  # noqa: E402
                            start_rasa_server, wait_http)
 
@@ -75,15 +73,6 @@ STARTER_CONVERSATIONS: List[List[Tuple[str, str]]] = [
 ]
 LONG_SETUP = "13B modeli QLoRA ile 4096 token ile eğitmek istiyorum, bütçe yok"
 LONG_WHAT_IFS = ["LoRA olursa?", "QLoRA olursa?"]
-
-
-def post(url: str, sender: str, text: str) -> Tuple[float, list]:
-    body = json.dumps({"sender": sender, "message": text}).encode()
-    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-    started = time.perf_counter()
-    with urllib.request.urlopen(request, timeout=60) as response:
-        replies = json.loads(response.read())
-    return (time.perf_counter() - started) * 1000, replies
 
 
 def memory_mb(pid: int) -> Dict[str, float]:

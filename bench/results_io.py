@@ -1,11 +1,24 @@
-"""What the bench scripts share: the percentile they report and how they write bench/results/*.md."""
+"""What the bench scripts share: a message to a Rasa REST channel, the percentile they report and how they write
+bench/results/*.md."""
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def post(url: str, sender: str, text: str, timeout: float = 60) -> Tuple[float, list]:
+    """One message to a REST webhook: (milliseconds until the whole answer arrived, the bot's replies)."""
+    body = json.dumps({"sender": sender, "message": text}).encode()
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        replies = json.loads(response.read())
+    return (time.perf_counter() - started) * 1000, replies
 
 
 def percentile(values: List[float], q: float) -> float:
