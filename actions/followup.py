@@ -21,6 +21,15 @@ logger = logging.getLogger(__name__)
 SAME_PRICE_USD = 0.05
 
 
+def verdict_key(other: Any, card: Any) -> Text:
+    """The text that judges card `other` against the answer's `card`: same price, faster, or worse."""
+    if abs(other.price_usd_hour - card.price_usd_hour) < SAME_PRICE_USD:
+        return "followup_verdict_same"
+    if (other.tokens_per_second or 0) > (card.tokens_per_second or 0):
+        return "followup_verdict_faster"
+    return "followup_verdict_worse"
+
+
 def plan_advice(slots: Mapping[Text, Any]):
     """The advice for the plan the slots describe, with the same assumed values as the answer shown."""
     from actions.estimate import advice_request_fields
@@ -83,13 +92,7 @@ class _Answer:
                       speed=self.speed(other,
                                        card), other_per_million=self.money(other.cost_per_million_tokens_usd or 0),
                       per_million=self.money(card.cost_per_million_tokens_usd or 0))]
-        if abs(other.price_usd_hour - card.price_usd_hour) < SAME_PRICE_USD:
-            key = "followup_verdict_same"
-        elif (other.tokens_per_second or 0) > (card.tokens_per_second or 0):
-            key = "followup_verdict_faster"
-        else:
-            key = "followup_verdict_worse"
-        return lines + [text(key, self.lang, other=other.name, card=card.name)]
+        return lines + [text(verdict_key(other, card), self.lang, other=other.name, card=card.name)]
 
     def speed(self, fast, slow) -> Text:
         ratio = (fast.tokens_per_second or 0) / max(slow.tokens_per_second or 1e-9, 1e-9)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable, List, Mapping, Optional, Text
 
 from actions.dialogue_text import join, text
-from actions.followup import plan_advice
+from actions.followup import plan_advice, verdict_key
 
 # A bare card follow-up is short: the card's name and a word or two ("A100 peki?", "و H200؟", "L40S nasıl?").
 BARE_CARD_MAX_WORDS = 4
@@ -109,19 +109,11 @@ def card_whatif_lines(slots: Mapping[Text, Any], card_ids: List[Text], lang: Tex
 
 
 def _against_recommended(fit: Any, recommended: Any, lang: Text) -> List[Text]:
-    from actions.followup import SAME_PRICE_USD
-
     if recommended is None:
         return []
     if recommended.card_id == fit.card_id:
         return [text("followup_card_is_recommended", lang, other=fit.name)]
-    if abs(fit.price_usd_hour - recommended.price_usd_hour) < SAME_PRICE_USD:
-        key = "followup_verdict_same"
-    elif (fit.tokens_per_second or 0) > (recommended.tokens_per_second or 0):
-        key = "followup_verdict_faster"
-    else:
-        key = "followup_verdict_worse"
-    return [text(key, lang, other=fit.name, card=recommended.name)]
+    return [text(verdict_key(fit, recommended), lang, other=fit.name, card=recommended.name)]
 
 
 def enough_lines(slots: Mapping[Text, Any], lang: Text) -> List[Text]:
