@@ -45,7 +45,8 @@ FITTED = [
 # Unsloth MoE: "2x faster training when compared to Transformers v5 + torch._grouped_mm"
 # (unsloth.ai/docs/new/faster-moe).
 TIED = {("stack_moe", "unsloth"): ("stack_moe", "hf", 2.0), ("stack_moe", "torchtune"): ("stack_moe", "hf", 1.0),
-        ("stack_moe", "llm_foundry"): ("stack_moe", "hf", 1.0)}
+        ("stack_moe", "llm_foundry"): ("stack_moe", "hf", 1.0),
+        ("stack_moe", "llama_factory"): ("stack_moe", "hf", 1.0)}
 SHARDED_PCIE_RATIO = 0.76
 ESTIMATED_CLASS_RATIOS = {"ada_datacenter": ("ada", 0.67), "ampere_pcie": ("ada", 0.89), "ada_low_power": ("ada", 0.56),
                           "blackwell_datacenter": ("hopper", 0.81)}

@@ -33,7 +33,7 @@ PLUGINS = {"telegram": "bot.assistant.channels.telegram_cli", "tickets": "bot.st
 CORE_COMMANDS = ("estimate", "chart")
 # bot.advisor.schema.STACK_IDS, written out: the parser is built before the advisor is imported (start-up time);
 # tests/test_cli.py checks the two agree.
-STACK_CHOICES = ("hf", "unsloth", "axolotl", "torchtune", "nemo_automodel")
+STACK_CHOICES = ("hf", "unsloth", "axolotl", "torchtune", "nemo_automodel", "llama_factory")
 
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbg]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}

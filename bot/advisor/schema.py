@@ -39,8 +39,8 @@ Lang = Literal["fa", "tr", "en"]
 # Extensions beyond the calibration case schema (all default to the plain Hugging Face stack):
 CrossEntropy = Literal["standard", "chunked", "fused"]
 # Training stacks (knowledge/stacks.yml, bot/advisor/stacks.py): hf = Transformers + PEFT + TRL as shipped.
-Stack = Literal["hf", "unsloth", "axolotl", "torchtune", "nemo_automodel"]
-STACK_IDS = ("hf", "unsloth", "axolotl", "torchtune", "nemo_automodel")
+Stack = Literal["hf", "unsloth", "axolotl", "torchtune", "nemo_automodel", "llama_factory"]
+STACK_IDS = ("hf", "unsloth", "axolotl", "torchtune", "nemo_automodel", "llama_factory")
 
 MAX_SEQ_LEN = 1_000_000
 

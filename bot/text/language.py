@@ -4,7 +4,8 @@ Rules, in order:
   * empty text, a button payload or command ("/greet", "/start abc") -> None;
   * any Arabic-script letter -> "fa" (the bot serves Persian; "llama 8b رو با qlora" is Persian with English terms);
   * Persian typed in Latin letters ("Finglish": "salam", "mikham llama ro ba qlora") counts for "fa", its markers
-    that no Turkish sentence has ("che", "chand", "cheghadr", "mikham") twice as much; so do
+    that no Turkish sentence has ("che", "chand", "cheghadr", "mikham", "koja", "shoma", and a pronoun ending such
+    as "kartetoon") twice as much; so do
     Persian/Arabic digits and punctuation ("۴۰۹۶", "8B؟"): they come from a Persian keyboard;
   * Latin text: a Turkish-only letter (ğ ş ı İ) counts strongly for Turkish, ç ö ü a little; then each word is
     looked up in the Turkish and English word lists of knowledge/lexicon.yml (Turkish also typed without
@@ -62,7 +63,7 @@ def detect_language(text: Optional[str], lexicon: Optional[Lexicon] = None) -> O
     for word, count in Counter(_LATIN_WORD_RE.findall(fold(text))).items():
         language = _word_language(word, lexicon)
         if language is not None:
-            scores[language] += count * (FINGLISH_MARKER_SCORE if word in lexicon.fa_latin_markers else 1.0)
+            scores[language] += count * (FINGLISH_MARKER_SCORE if _is_finglish_marker(word, lexicon) else 1.0)
     best = max(scores.values())
     winners = [lang for lang, score in scores.items() if score == best]
     return winners[0] if best > 0 and len(winners) == 1 else None
@@ -72,7 +73,7 @@ def _word_language(word: str, lexicon: Lexicon) -> Optional[str]:
     """The language one Latin word counts for (knowledge/lexicon.yml word lists), None for a neutral word."""
     if _is_currency_word(word, lexicon):
         return None
-    if word in lexicon.fa_latin_words or word in lexicon.fa_latin_markers:
+    if word in lexicon.fa_latin_words or _is_finglish_marker(word, lexicon):
         return "fa"
     if word in lexicon.en_words or word.startswith(lexicon.en_stems):
         return "en"
@@ -81,6 +82,15 @@ def _word_language(word: str, lexicon: Lexicon) -> Optional[str]:
     if len(word) >= MIN_SUFFIX_WORD_LENGTH and word.endswith(lexicon.tr_suffixes):
         return "tr"
     return None
+
+
+def _is_finglish_marker(word: str, lexicon: Lexicon) -> bool:
+    """ "koja", "shoma", "hastin", or a long word with a Finglish pronoun ending ("kartetoon", "modelhatoon") that
+    is not an English word of the lexicon."""
+    if word in lexicon.fa_latin_markers:
+        return True
+    return len(word) >= MIN_SUFFIX_WORD_LENGTH and word.endswith(lexicon.fa_latin_marker_suffixes) \
+        and word not in lexicon.en_words
 
 
 def _is_currency_word(word: str, lexicon: Lexicon) -> bool:

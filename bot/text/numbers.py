@@ -243,6 +243,8 @@ class Lexicon:
     # Finglish words no Turkish or English sentence has ("che", "chand", "mikham"): they outweigh a word Turkish
     # shares with Finglish ("karti", "saat")
     fa_latin_markers: set = field(default_factory=set)
+    # Finglish pronoun endings glued to a noun ("kartetoon", "modelhatoon"): a long word ending in one is a marker
+    fa_latin_marker_suffixes: Tuple[str, ...] = ()
     # glued to a number, the Turkish distributive ("800er token", "300şer örnek"): "each"
     distributive_suffixes: set = field(default_factory=set)
     abbreviations: set = field(default_factory=set)  # "ort.": its period ends no sentence
@@ -325,6 +327,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         fa_latin_words={_folded_word(w) for w in language["fa_latin_words"]},
         en_stems=tuple(_folded_word(w.rstrip("*")) for w in language["en_stems"]),
         fa_latin_markers={_folded_word(w) for w in language.get("fa_latin_markers", ())},
+        fa_latin_marker_suffixes=tuple(sorted({_folded_word(w) for w in language.get("fa_latin_marker_suffixes", ())})),
         distributive_suffixes={_folded_word(w) for w in data.get("distributive_suffixes", ())},
         abbreviations={_folded_word(w) for w in data.get("abbreviations", ())},
         length_limit_words=_table({"limit": data.get("length_limit_words", [])}),

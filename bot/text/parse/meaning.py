@@ -117,10 +117,18 @@ class QuantityMeaning:
             if token.is_break or token.is_number:
                 break
             length, _ = self.lexicon.hourly.longest_at(self.tokens, start)
-            if length and start + length <= q.first and all(
+            if length and start + length <= q.first and not self._duration_at(start) and all(
                     self.lexicon.hourly_reach_words.any_at(self.tokens, k) for k in range(start + length, q.first)):
                 return True
         return False
+
+    def _duration_at(self, start: int) -> bool:
+        """The hourly word at ``start`` follows a count of hours ("40 saat bütçem 90 dolar", «۴۰ ساعت بودجه‌ام ۹۰
+        دلاره»): a duration, not a price per hour. One hour ("1 saati en fazla 2 dolar") is the hourly price."""
+        if start == 0:
+            return False
+        before = self.tokens[start - 1]
+        return before.is_number and before.text != "1"
 
     def _is_whole_answer(self, q: _Quantity) -> bool:
         """The message is just this number ("yüz", "bir", "هشت"), so it answers the question the bot asked."""
