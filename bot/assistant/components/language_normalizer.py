@@ -77,6 +77,10 @@ COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi
 COVERING_WITHOUT_VALUES = {frozenset({"capabilities", "estimate"}): "capabilities"}
 JOB_INTENTS = ("estimate", "inform")
 OTHER_WORKLOAD_INTENT = "other_workload"
+# A formal request that names the model and the method ("this unit plans the full training of Llama 3.1 8B on our
+# internal documents; please state the configuration and cost") reads like the other-workload answer's letters to a
+# bag of n-grams: with both values and no image work it is an estimate request (issue 21, round 5).
+COMPLETE_REQUEST_MISTAKEN_FOR = JOB_ANSWERED_FAQS + (OTHER_WORKLOAD_INTENT,)
 # A question about the answer that names a card ("why not the 4090?", "how many hours on an A40?", "how many H100s
 # do I need?") reads like a card FAQ or a new estimate to a bag of n-grams; with no job value in it, it asks about
 # the current plan (issue 21 #3, bot/text/followups.py, actions/followup.py).
@@ -499,7 +503,12 @@ class IntentGuard(GraphComponent):
 
     @staticmethod
     def _complete_request(message: Message, values: "MessageValues") -> bool:
-        if (message.get(INTENT) or {}).get("name") not in JOB_ANSWERED_FAQS or IntentGuard._card_size_question(message):
+        from bot.text.followups import names_other_workload
+
+        intent = IntentGuard._intent(message)
+        if intent == OTHER_WORKLOAD_INTENT and names_other_workload(message.get(TEXT) or ""):
+            return False  # image or vision work keeps its answer; serving a named model was routed before
+        if intent not in COMPLETE_REQUEST_MISTAKEN_FOR or IntentGuard._card_size_question(message):
             return False
         parsed = values.parsed
         return bool(parsed.model_id or parsed.model_size_b) and bool(parsed.method) and parsed.compare is None
