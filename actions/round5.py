@@ -80,18 +80,22 @@ def followup_topic(tracker: Tracker, topic: Text, lang: Text, general: Optional[
 
 @lru_cache(maxsize=2)
 def _slow_words(lang: Text) -> Pattern[str]:
+    words = [_matching_form(word) for word in text("complaint_slow_words", lang).split(",") if word.strip()]
+    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})")
+
+
+def _matching_form(phrase: Text) -> Text:
+    """fold() with the zero-width non-joiner dropped first, so that a prefixed verb stays one word (می‌کند, "does",
+    must not read as کند, "slow")."""
     from bot.text.normalize import fold
 
-    words = [fold(word.strip()) for word in text("complaint_slow_words", lang).split(",") if word.strip()]
-    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
-    return re.compile(rf"(?<![\w\u200c])(?:{alternatives})")
+    return fold(phrase.replace("\u200c", "")).strip()
 
 
 def says_slow(message: Text) -> bool:
     """The complaint is about a run being slow or not finishing (knowledge/dialogue.yml complaint_slow_words)."""
-    from bot.text.normalize import fold
-
-    folded = fold(message)
+    folded = _matching_form(message)
     return any(_slow_words(lang).search(folded) for lang in ("fa", "tr"))
 
 
