@@ -233,9 +233,10 @@ class ValidateEstimateForm(FormValidationAction):
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
         # After a greeting or a thank-you the form's question simply follows (in its other wording).
         social = not answers and latest_intent(tracker) in SHORT_INTERRUPTIONS
-        # An FAQ answered while the first answer's question is open: that question once more in its short wording,
-        # never the defaults taken and the whole estimate sent again (issue 21, round 5).
-        faq_pause = not answers and self._faq_after_first_answer(tracker)
+        # An FAQ answered while the first answer's question is open, and no value given with it: that question once
+        # more in its short wording, never the defaults taken and the whole estimate sent again (issue 21, round 5).
+        faq_pause = not answers and self._faq_after_first_answer(tracker) \
+            and not self._new_values_this_turn(tracker, updates)
         answered_first = None if social or faq_pause else self._answer_first(dispatcher, tracker, slots, next_slot,
                                                                              updates)
         if answered_first is not None:

@@ -66,9 +66,19 @@ def card_price_reply(tracker: Tracker, topic: Text, lang: Text) -> Optional[Text
         return None
     if tracker.get_slot("estimate_summary") is None and not tracker.get_slot("answered_first"):
         return None
-    if named_cards(tracker):
-        return None  # the cards asked about get their own price lines (actions/faq.py)
+    if named_cards(tracker) or _previous_message_names_cards(tracker):
+        # the cards asked about get their own price lines, "and with KDV?" after one too (actions/faq.py)
+        return None
     return current_card_price(tracker.slots, lang)
+
+
+def _previous_message_names_cards(tracker: Tracker) -> bool:
+    from actions.common import previous_user_event
+    from bot.advisor.knowledge import load_knowledge
+    from bot.text.followups import read_followup
+
+    previous = previous_user_event(tracker)
+    return previous is not None and bool(read_followup(previous.get("text") or "", load_knowledge()).cards)
 
 
 def followup_topic(tracker: Tracker, topic: Text, lang: Text, general: Optional[Text]) -> Text:
