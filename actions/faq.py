@@ -159,7 +159,19 @@ class ActionAnswerFaq(Action):
             # job (issue 21, round 4), not the general answer.
             dispatcher.utter_message(text=whatif)
             return []
+        from actions.round5 import card_price_reply, followup_topic
+
+        card_price = card_price_reply(tracker, topic, lang)
+        if card_price:
+            # "So which card now, and per hour?" after an estimate: the job's card and price first, not the price
+            # list (issue 21, round 5).
+            dispatcher.utter_message(text=card_price)
+            return []
         answer = faq_answer(topic, lang) if topic else None
+        later = followup_topic(tracker, topic, lang, answer)
+        if later != topic:
+            # The same topic again right after its answer ("straight to S3?"): its follow-up, never a repeat.
+            topic, answer = later, faq_answer(later, lang)
         if answer:
             dispatcher.utter_message(text=answer)
             if topic in COMPARISON_TOPICS and _job_known(tracker) and self._compares(tracker):

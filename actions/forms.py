@@ -233,10 +233,15 @@ class ValidateEstimateForm(FormValidationAction):
         next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
         # After a greeting or a thank-you the form's question simply follows (in its other wording).
         social = not answers and latest_intent(tracker) in SHORT_INTERRUPTIONS
-        answered_first = None if social else self._answer_first(dispatcher, tracker, slots, next_slot, updates)
+        # An FAQ answered while the first answer's question is open, and no value given with it: that question once
+        # more in its short wording, never the defaults taken and the whole estimate sent again (issue 21, round 5).
+        faq_pause = not answers and self._faq_after_first_answer(tracker) \
+            and not self._new_values_this_turn(tracker, updates)
+        answered_first = None if social or faq_pause else self._answer_first(dispatcher, tracker, slots, next_slot,
+                                                                             updates)
         if answered_first is not None:
             return answered_first
-        if next_slot and self._where_it_stands_is_news(tracker, updates, answers, social):
+        if next_slot and not faq_pause and self._where_it_stands_is_news(tracker, updates, answers, social):
             self._say_where_it_stands(dispatcher, tracker, slots)
         events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
         return events + self._question_variant(tracker, next_slot)
@@ -292,6 +297,12 @@ class ValidateEstimateForm(FormValidationAction):
         updates[ANSWERED_FIRST_SLOT] = True
         events = [SlotSet(name, value) for name, value in updates.items()]
         return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
+
+    @staticmethod
+    def _faq_after_first_answer(tracker: Tracker) -> bool:
+        from actions.answer_first import ANSWERED_FIRST_SLOT
+
+        return bool(tracker.get_slot(ANSWERED_FIRST_SLOT)) and (latest_intent(tracker) or "").startswith("faq_")
 
     @staticmethod
     def _answer_first_now(slots: Dict[Text, Any], next_slot: Optional[Text]) -> bool:

@@ -1,0 +1,138 @@
+"""Follow-ups of the fifth blind run (issue 21, round 5): thin glue over the plan and the knowledge texts.
+
+1. "Which card now, and what per hour?" after an estimate (and a change of method): the current plan's card with its
+   price without and with KDV, answer first, instead of the general price list (actions/faq.py).
+2. "Can I write them straight to S3?" right after the checkpoints answer: its short follow-up (knowledge/faq.yml
+   checkpoints_s3), never the same answer again (actions/faq.py).
+4. A complaint that training is slow on a named card: the card, what usually slows a run and the offer to estimate
+   the expected hours, then the hand-over (action_complaint, data/rules/dialogue.yml).
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Dict, List, Mapping, Optional, Pattern, Text
+
+from rasa_sdk import Action, Tracker
+from rasa_sdk.executor import CollectingDispatcher
+
+from actions.common import conversation_language, recent_bot_texts
+from actions.dialogue_text import text
+
+# An FAQ topic whose answer, asked about again right after it was given, gets its follow-up answer instead.
+FOLLOWUP_TOPICS = {"checkpoints": "checkpoints_s3"}
+# The price question that, with a job on the table, is answered with the job's card first.
+CARD_PRICE_TOPICS = ("prices_vat",)
+
+
+def current_card_price(slots: Mapping[Text, Any], lang: Text, kb: Any = None) -> Optional[Text]:
+    """The job as planned now and its card with the hourly price without and with VAT; None without a card."""
+    from actions.followup import _Answer, plan_advice
+    from bot.advisor.knowledge import load_knowledge
+    from bot.advisor.vat import price_with_vat
+    from bot.present.formatting import _rtl_lines
+
+    kb = kb or load_knowledge()
+    try:
+        advice = plan_advice(slots)
+    except ValueError:  # a value the estimator rejects: the general answer stands
+        return None
+    answer = _Answer(advice, lang, kb)
+    card = _shown_card(answer, slots.get("estimate_summary"))
+    if card is None:
+        return None
+    line = text("current_card_price", lang, card=card.name, vram=answer.vram(card.card_id),
+                price=answer.money(card.price_usd_hour),
+                price_vat=answer.money(price_with_vat(card.price_usd_hour, kb.pricing.vat_rate, to_cent=True)))
+    return _rtl_lines("\n".join([line, answer.job()]), lang)
+
+
+def _shown_card(answer: Any, summary: Any) -> Any:
+    """The card the last estimate recommended (kept by actions/consistency.py when another won by a small margin)
+    while it still holds the job, else the plan's recommendation; None when no single card holds it."""
+    shown = summary.get("best_card") if isinstance(summary, dict) else None
+    fit = answer.fits.get(shown) if shown else None
+    if fit is not None and fit.status != "no_fit":
+        return fit
+    return answer.choice.card if answer.choice is not None else None
+
+
+def card_price_reply(tracker: Tracker, topic: Text, lang: Text) -> Optional[Text]:
+    """Class 1: a price question with a job already answered and no card named in it."""
+    from actions.answer_first import job_known
+    from actions.compare import named_cards
+
+    if topic not in CARD_PRICE_TOPICS or not job_known(tracker.slots):
+        return None
+    if tracker.get_slot("estimate_summary") is None and not tracker.get_slot("answered_first"):
+        return None
+    if named_cards(tracker) or _previous_message_names_cards(tracker):
+        # the cards asked about get their own price lines, "and with KDV?" after one too (actions/faq.py)
+        return None
+    return current_card_price(tracker.slots, lang)
+
+
+def _previous_message_names_cards(tracker: Tracker) -> bool:
+    from actions.common import previous_user_event
+    from bot.advisor.knowledge import load_knowledge
+    from bot.text.followups import read_followup
+
+    previous = previous_user_event(tracker)
+    return previous is not None and bool(read_followup(previous.get("text") or "", load_knowledge()).cards)
+
+
+def followup_topic(tracker: Tracker, topic: Text, lang: Text, general: Optional[Text]) -> Text:
+    """Class 2: the follow-up topic when the general answer was the bot's previous message, else ``topic``."""
+    if topic in FOLLOWUP_TOPICS and general and general.strip() in recent_bot_texts(tracker):
+        return FOLLOWUP_TOPICS[topic]
+    return topic
+
+
+@lru_cache(maxsize=2)
+def _slow_words(lang: Text) -> Pattern[str]:
+    words = [_matching_form(word) for word in text("complaint_slow_words", lang).split(",") if word.strip()]
+    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})")
+
+
+def _matching_form(phrase: Text) -> Text:
+    """fold() with the zero-width non-joiner dropped first, so that a prefixed verb stays one word (می‌کند, "does",
+    must not read as کند, "slow")."""
+    from bot.text.normalize import fold
+
+    return fold(phrase.replace("\u200c", "")).strip()
+
+
+def says_slow(message: Text) -> bool:
+    """The complaint is about a run being slow or not finishing (knowledge/dialogue.yml complaint_slow_words)."""
+    folded = _matching_form(message)
+    return any(_slow_words(lang).search(folded) for lang in ("fa", "tr"))
+
+
+def slow_card_complaint(message: Text, lang: Text, kb: Any = None) -> Optional[Text]:
+    """Class 4: the complaint's answer naming the card the customer gave; None when no card or not about speed."""
+    from bot.advisor.knowledge import load_knowledge
+    from bot.text.followups import read_followup
+
+    kb = kb or load_knowledge()
+    cards = list(read_followup(message, kb).cards)
+    if not cards or not says_slow(message):
+        return None
+    return text("complaint_slow_card", lang, card=kb.gpu(cards[0]).name)
+
+
+class ActionComplaint(Action):
+    """A complaint: the apology (utter_complaint), or for a slow run on a named card the answer that names it; the
+    hand-over form follows by rule."""
+
+    def name(self) -> Text:
+        return "action_complaint"
+
+    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
+                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
+        reply = slow_card_complaint(tracker.latest_message.get("text") or "", conversation_language(tracker))
+        if reply:
+            dispatcher.utter_message(text=reply)
+        else:
+            dispatcher.utter_message(response="utter_complaint")
+        return []
