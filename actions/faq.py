@@ -159,7 +159,7 @@ class ActionAnswerFaq(Action):
             # job (issue 21, round 4), not the general answer.
             dispatcher.utter_message(text=whatif)
             return []
-        from actions.round5 import card_price_reply, followup_topic
+        from actions.faq_followups import card_price_reply, followup_topic
 
         card_price = card_price_reply(tracker, topic, lang)
         if card_price:

@@ -1,22 +1,18 @@
-"""Follow-ups of the fifth blind run (issue 21, round 5): thin glue over the plan and the knowledge texts.
+"""FAQ answers that depend on the conversation (issue 21; found by blind set 5): thin glue over the plan and the
+knowledge texts, called by actions/faq.py.
 
-1. "Which card now, and what per hour?" after an estimate (and a change of method): the current plan's card with its
-   price without and with KDV, answer first, instead of the general price list (actions/faq.py).
-2. "Can I write them straight to S3?" right after the checkpoints answer: its short follow-up (knowledge/faq.yml
-   checkpoints_s3), never the same answer again (actions/faq.py).
-4. A complaint that training is slow on a named card: the card, what usually slows a run and the offer to estimate
-   the expected hours, then the hand-over (action_complaint, data/rules/dialogue.yml).
+* "Which card now, and what per hour?" after an estimate (and a change of method): the current plan's card with its
+  price without and with KDV, answer first, instead of the general price list.
+* "Can I write them straight to S3?" right after the checkpoints answer: its short follow-up (knowledge/faq.yml
+  checkpoints_s3), never the same answer again.
 """
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from typing import Any, Dict, List, Mapping, Optional, Pattern, Text
+from typing import Any, Mapping, Optional, Text
 
-from rasa_sdk import Action, Tracker
-from rasa_sdk.executor import CollectingDispatcher
+from rasa_sdk import Tracker
 
-from actions.common import conversation_language, recent_bot_texts
+from actions.common import recent_bot_texts
 from actions.dialogue_text import text
 
 # An FAQ topic whose answer, asked about again right after it was given, gets its follow-up answer instead.
@@ -86,53 +82,3 @@ def followup_topic(tracker: Tracker, topic: Text, lang: Text, general: Optional[
     if topic in FOLLOWUP_TOPICS and general and general.strip() in recent_bot_texts(tracker):
         return FOLLOWUP_TOPICS[topic]
     return topic
-
-
-@lru_cache(maxsize=2)
-def _slow_words(lang: Text) -> Pattern[str]:
-    words = [_matching_form(word) for word in text("complaint_slow_words", lang).split(",") if word.strip()]
-    alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?:{alternatives})")
-
-
-def _matching_form(phrase: Text) -> Text:
-    """fold() with the zero-width non-joiner dropped first, so that a prefixed verb stays one word (می‌کند, "does",
-    must not read as کند, "slow")."""
-    from bot.text.normalize import fold
-
-    return fold(phrase.replace("\u200c", "")).strip()
-
-
-def says_slow(message: Text) -> bool:
-    """The complaint is about a run being slow or not finishing (knowledge/dialogue.yml complaint_slow_words)."""
-    folded = _matching_form(message)
-    return any(_slow_words(lang).search(folded) for lang in ("fa", "tr"))
-
-
-def slow_card_complaint(message: Text, lang: Text, kb: Any = None) -> Optional[Text]:
-    """Class 4: the complaint's answer naming the card the customer gave; None when no card or not about speed."""
-    from bot.advisor.knowledge import load_knowledge
-    from bot.text.followups import read_followup
-
-    kb = kb or load_knowledge()
-    cards = list(read_followup(message, kb).cards)
-    if not cards or not says_slow(message):
-        return None
-    return text("complaint_slow_card", lang, card=kb.gpu(cards[0]).name)
-
-
-class ActionComplaint(Action):
-    """A complaint: the apology (utter_complaint), or for a slow run on a named card the answer that names it; the
-    hand-over form follows by rule."""
-
-    def name(self) -> Text:
-        return "action_complaint"
-
-    async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
-                  domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
-        reply = slow_card_complaint(tracker.latest_message.get("text") or "", conversation_language(tracker))
-        if reply:
-            dispatcher.utter_message(text=reply)
-        else:
-            dispatcher.utter_message(response="utter_complaint")
-        return []

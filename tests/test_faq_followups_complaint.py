@@ -1,4 +1,5 @@
-"""Server-free checks of the round-5 follow-ups (actions/round5.py and the form's FAQ pause, issue 21 round 5); the
+"""Server-free checks of the FAQ follow-ups and the complaint (actions/faq_followups.py, actions/complaint.py) and the
+form's FAQ pause (issue 21, round 5); the
 conversations themselves run in tests/e2e/test_blind_round5_dialogue.py. Sentences written for this file."""
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from rasa_sdk.executor import CollectingDispatcher
 from actions.answer_first import ANSWERED_FIRST_SLOT
 from actions.faq import ActionAnswerFaq
 from actions.forms import ValidateEstimateForm
-from actions.round5 import ActionComplaint, current_card_price, says_slow, slow_card_complaint
+from actions.complaint import ActionComplaint, says_slow, slow_card_complaint
+from actions.faq_followups import current_card_price
 from bot.advisor.knowledge import load_knowledge
 from bot.present.render import faq_text
 from tests.test_actions import DOMAIN, as_dict, make_tracker, responses
