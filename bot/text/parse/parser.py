@@ -5,7 +5,7 @@ from dataclasses import replace
 from typing import Dict, List, Optional, Tuple
 
 from bot.text.normalize import fold
-from bot.text.numbers import READ_TOKENS, Lexicon, Token, apply_rewrites, load_lexicon, read_part, tokenize
+from bot.text.numbers import Lexicon, Token, apply_rewrites, load_lexicon, read_part, tokenize
 from bot.text.parse.meaning import QuantityMeaning
 from bot.text.parse.model_names import _default_kb, _kb_family_words, _name_words, _strip_name_suffixes
 from bot.text.parse.model_reader import ModelReader
@@ -21,7 +21,8 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
         self.kb = kb
         self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
         self.folded = _split_gpu_count(fold(text))
-        read = apply_rewrites(tokenize(self.folded, READ_TOKENS), lexicon)
+        # parse_values has already cut the message to its first READ_TOKENS tokens (read_part): no second bound.
+        read = apply_rewrites(tokenize(self.folded), lexicon)
         tokens = _strip_name_suffixes(read, lexicon, _name_words(kb))
         families = {**_kb_family_words(kb), **lexicon.model_families}
         self.tokens: List[Token] = [replace(t, text=families.get(t.text, t.text)) for t in tokens]
