@@ -140,3 +140,35 @@ def assert_estimate(replies: List[dict], lang: str, *, best_card: Optional[str] 
             f"{fragment!r} missing from {text[:600]!r}"
     assert images(replies) and images(replies)[0].endswith(".png")
     return text
+
+
+class NoRepeatTurns:
+    """A conversation that checks, at every turn, that no reply repeats a message of the turn before."""
+
+    def __init__(self, conversation) -> None:
+        self.c = conversation
+        self.previous: List[str] = []
+
+    def say(self, message: str) -> List[dict]:
+        replies = self.c.say(message)
+        repeated = [t for t in texts(replies) if t in self.previous]
+        assert not repeated, f"repeated word for word after {message!r}: {repeated}"
+        self.previous = texts(replies)
+        return replies
+
+    def slots(self) -> dict:
+        return tracker_slots(self.c)
+
+
+def generic_reply(replies: List[dict], lang: str) -> bool:
+    """The fallback, or the generic "how else can I help" that a follow-up about the answer must not get."""
+    generic = {domain_response(name, lang) for name in ("utter_default", "utter_anything_else")}
+    return any(t in generic for t in texts(replies))
+
+
+def settle_estimate(turns: NoRepeatTurns, lang: str) -> None:
+    """Answer the first answer's open question as "don't know" until the full estimate is on the table."""
+    for _ in range(2):
+        if turns.slots().get("estimate_summary"):
+            return
+        turns.say("bilmiyorum" if lang == "tr" else "نمی‌دونم")

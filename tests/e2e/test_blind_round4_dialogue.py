@@ -10,50 +10,19 @@ No bot message repeats a message of the previous turn word for word.
 """
 from __future__ import annotations
 
-from typing import List
 
 import pytest
 
 from actions.dialogue_text import text as dialogue_text
 from bot.advisor.stacks import load_stacks
 from bot.present.formatting import gb, money
-from tests.e2e.helpers import (assert_language, domain_response, expected_advice, joined, names_a_card, texts,
-                               tracker_slots)
+from tests.e2e.helpers import (NoRepeatTurns, assert_language, expected_advice, generic_reply, joined, names_a_card,
+                               settle_estimate)
 
 pytestmark = pytest.mark.e2e
 STACKS = load_stacks()
 
 
-class Turns:
-    """A conversation that checks, at every turn, that no reply repeats a message of the turn before."""
-
-    def __init__(self, conversation) -> None:
-        self.c = conversation
-        self.previous: List[str] = []
-
-    def say(self, message: str) -> List[dict]:
-        replies = self.c.say(message)
-        repeated = [t for t in texts(replies) if t in self.previous]
-        assert not repeated, f"repeated word for word after {message!r}: {repeated}"
-        self.previous = texts(replies)
-        return replies
-
-    def slots(self) -> dict:
-        return tracker_slots(self.c)
-
-
-def failed(replies, lang: str) -> bool:
-    """The fallback, or the generic "how else can I help" that a follow-up got before."""
-    generic = {domain_response(name, lang) for name in ("utter_default", "utter_anything_else")}
-    return any(t in generic for t in texts(replies))
-
-
-def _settle(turns: Turns, lang: str) -> None:
-    """Answer the first answer's open question as "don't know" until the full estimate is on the table."""
-    for _ in range(2):
-        if turns.slots().get("estimate_summary"):
-            return
-        turns.say("bilmiyorum" if lang == "tr" else "نمی‌دونم")
 
 
 # ------------------------------------------------------------------------------- 1. a stack after an estimate
@@ -73,9 +42,9 @@ def _settle(turns: Turns, lang: str) -> None:
      dict(model="qwen2.5-7b", method="lora", seq_len=1024, budget_usd=35)),
 ])
 def test_a_stack_after_an_estimate_says_what_it_changes(conversation, lang, job, followup, stack, job_values):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     turns.say(job)
-    _settle(turns, lang)
+    settle_estimate(turns, lang)
     replies = turns.say(followup)
     assert_language(replies, lang)
     reply = joined(replies)
@@ -101,7 +70,7 @@ def test_a_stack_after_an_estimate_says_what_it_changes(conversation, lang, job,
      "با nemo چقدر فرق می‌کنه؟"),
 ])
 def test_a_second_stack_is_compared_with_the_first(conversation, lang, job, first, between, second):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     turns.say(job)
     turns.say(first)
     if between:
@@ -132,14 +101,14 @@ def _card(advice, card_id):
 def test_a_bare_card_after_a_why_not_is_a_what_if_on_that_card(conversation, lang, job, question, card_id, job_values):
     followup = {"rtx4090": "ya RTX 4090 olursa?", "h200": "H200 peki, o nasıl?",
                 "l4": "خب L4 چطوره؟", "b200": "B200 باشه چطور؟"}[card_id]
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     turns.say(job)
-    _settle(turns, lang)
+    settle_estimate(turns, lang)
     turns.say(question)
     replies = turns.say(followup)
     assert_language(replies, lang)
     reply = joined(replies)
-    assert not failed(replies, lang), reply
+    assert not generic_reply(replies, lang), reply
     card = _card(expected_advice(**job_values), card_id)
     assert card.name in reply, reply
     assert money(card.price_usd_hour, lang) in reply and money(card.price_usd_hour_with_vat, lang) in reply, reply
@@ -158,13 +127,13 @@ def test_a_bare_card_after_a_why_not_is_a_what_if_on_that_card(conversation, lan
           epochs=2)),
 ])
 def test_a_bare_card_with_the_volume_known_gives_the_run_cost(conversation, lang, job, followup, card_id, job_values):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     turns.say(job)
-    _settle(turns, lang)
+    settle_estimate(turns, lang)
     replies = turns.say(followup)
     assert_language(replies, lang)
     reply = joined(replies)
-    assert not failed(replies, lang), reply
+    assert not generic_reply(replies, lang), reply
     card = _card(expected_advice(**job_values), card_id)
     assert card.name in reply and money(card.cost_usd_with_vat, lang) in reply, reply
 
@@ -178,13 +147,13 @@ def test_a_bare_card_with_the_volume_known_gives_the_run_cost(conversation, lang
     ("fa", "بودجه‌مون ۲۵ دلاره", "این پول میرسه؟"),
 ])
 def test_is_it_enough_with_no_job_asks_for_the_job(conversation, lang, before, question):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     if before:
         turns.say(before)
     replies = turns.say(question)
     assert_language(replies, lang)
     reply = joined(replies)
-    assert not failed(replies, lang), reply
+    assert not generic_reply(replies, lang), reply
     key = "enough_needs_job_noted" if before else "enough_needs_job"
     fixed = dialogue_text(key, lang, values="\x00").split("\x00")[-1]   # the sentence without the noted values
     assert fixed in reply, reply
@@ -197,12 +166,12 @@ def test_is_it_enough_with_no_job_asks_for_the_job(conversation, lang, before, q
     ("fa", "می‌خوایم qwen2.5 7b رو با لورا آموزش بدیم", "خب کافیه یا نه؟"),
 ])
 def test_is_it_enough_after_the_first_answer_is_answered_from_the_plan(conversation, lang, job, question):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     turns.say(job)
     replies = turns.say(question)
     assert_language(replies, lang)
     reply = joined(replies)
-    assert not failed(replies, lang), reply
+    assert not generic_reply(replies, lang), reply
     advice = expected_advice(model="qwen2.5-7b", method="lora", seq_len=2048)
     card = advice.recommendation.card
     assert card.name in reply and gb(advice.estimate.per_gpu_gib, lang) in reply, reply
@@ -214,10 +183,10 @@ def test_is_it_enough_after_the_first_answer_is_answered_from_the_plan(conversat
     ("fa", "ما تو شرکت یه RTX 3090 داریم", "اون کافیه؟"),
 ])
 def test_is_it_enough_after_an_own_card_asks_for_the_job(conversation, lang, own, question):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     turns.say(own)
     replies = turns.say(question)
     assert_language(replies, lang)
     reply = joined(replies)
-    assert not failed(replies, lang), reply
+    assert not generic_reply(replies, lang), reply
     assert ("model" in reply.lower()) if lang == "tr" else ("مدل" in reply), reply

@@ -12,49 +12,19 @@ No bot message repeats a message of the previous turn word for word.
 from __future__ import annotations
 
 import re
-from typing import List
 
 import pytest
 
 from bot.advisor.knowledge import load_knowledge
 from bot.advisor.vat import price_with_vat
 from bot.present.render import faq_text
-from tests.e2e.helpers import (assert_language, domain_response, handed_over, joined, last_intent, price_text,
-                               texts, tracker_slots)
+from tests.e2e.helpers import (NoRepeatTurns, assert_language, domain_response, generic_reply, handed_over, joined,
+                               last_intent, price_text, settle_estimate, texts, tracker_slots)
 
 pytestmark = pytest.mark.e2e
 KB = load_knowledge()
 
 
-class Turns:
-    """A conversation that checks, at every turn, that no reply repeats a message of the turn before."""
-
-    def __init__(self, conversation) -> None:
-        self.c = conversation
-        self.previous: List[str] = []
-
-    def say(self, message: str) -> List[dict]:
-        replies = self.c.say(message)
-        repeated = [t for t in texts(replies) if t in self.previous]
-        assert not repeated, f"repeated word for word after {message!r}: {repeated}"
-        self.previous = texts(replies)
-        return replies
-
-    def slots(self) -> dict:
-        return tracker_slots(self.c)
-
-
-def failed(replies, lang: str) -> bool:
-    generic = {domain_response(name, lang) for name in ("utter_default", "utter_anything_else")}
-    return any(t in generic for t in texts(replies))
-
-
-def _settle(turns: Turns, lang: str) -> None:
-    """Answer the first answer's open question as "don't know" until the full estimate is on the table."""
-    for _ in range(2):
-        if turns.slots().get("estimate_summary"):
-            return
-        turns.say("bilmiyorum" if lang == "tr" else "نمی‌دونم")
 
 
 def _with_vat(usd: float) -> float:
@@ -70,9 +40,9 @@ def _with_vat(usd: float) -> float:
      "باشه، پس حالا کدوم کارت رو بردارم و هر ساعتش چند تموم میشه؟", "lora"),
 ])
 def test_which_card_now_gives_the_new_estimates_card_and_price(conversation, lang, job, change, question, method):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     turns.say(job)
-    _settle(turns, lang)
+    settle_estimate(turns, lang)
     old_card = turns.slots()["estimate_summary"]["best_card"]
     turns.say(change)
     summary = turns.slots()["estimate_summary"]
@@ -97,12 +67,12 @@ def test_which_card_now_gives_the_new_estimates_card_and_price(conversation, lan
      "یعنی میشه همون موقع مستقیم بریزمشون توی S3؟"),
 ])
 def test_s3_after_the_checkpoints_answer_gets_its_followup(conversation, lang, faq, followup):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     first = turns.say(faq)
     assert faq_text("checkpoints", lang) in texts(first), joined(first)
     replies = turns.say(followup)
     assert_language(replies, lang)
-    assert not failed(replies, lang), joined(replies)
+    assert not generic_reply(replies, lang), joined(replies)
     assert faq_text("checkpoints_s3", lang) in texts(replies), joined(replies)
     assert "S3" in joined(replies)
 
@@ -116,7 +86,7 @@ def test_s3_after_the_checkpoints_answer_gets_its_followup(conversation, lang, f
      "راستی فاکتور رسمی به اسم شرکت‌مون هم میدید؟", "invoice"),
 ])
 def test_an_faq_after_the_first_answer_does_not_resend_the_estimate(conversation, lang, job, faq, topic):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     first = turns.say(job)
     first_texts = texts(first)
     assert tracker_slots(turns.c).get("answered_first"), joined(first)
@@ -142,7 +112,7 @@ def test_an_faq_after_the_first_answer_does_not_resend_the_estimate(conversation
     ("fa", "یه آموزش روی H100 راه انداختم، سی ساعته داره می‌ره و تموم نشده", "h100"),
 ])
 def test_a_slow_run_complaint_names_the_card_then_hands_over(conversation, lang, complaint, card_id):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     replies = turns.say(complaint)
     assert_language(replies, lang)
     assert last_intent(turns.c) == "complaint"
@@ -159,7 +129,7 @@ def test_a_slow_run_complaint_names_the_card_then_hands_over(conversation, lang,
     ("fa", "صورتحساب این ماه ما مبلغ اشتباهی داره، لطفاً بررسی کنید"),
 ])
 def test_a_billing_complaint_keeps_the_apology(conversation, lang, complaint):
-    turns = Turns(conversation())
+    turns = NoRepeatTurns(conversation())
     replies = turns.say(complaint)
     assert domain_response("utter_complaint", lang) in texts(replies), joined(replies)
     assert handed_over(turns.c)
