@@ -15,5 +15,6 @@ def read_hub_model(text: str) -> Dict[str, object]:
     arch = arch_from_hub(repo_id)
     if arch is None:
         return {}
+    assert arch.params is not None  # ModelArch's validator counts it when the config does not state it
     return {"custom_arch": arch.dict(), "custom_arch_label": repo_id, "model_id": None, "model_query": None,
             "model_family": None, "model_size_b": round(arch.params / 1e9, 2)}

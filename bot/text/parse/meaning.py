@@ -3,16 +3,17 @@ asked for, then the one safe guess (a power-of-two sequence length)."""
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from bot.text.parse.quantities import (MAX_PLAUSIBLE_HOURLY_CAP_USD, MAX_PLAUSIBLE_MODEL_SIZE_B, _is_power_of_two,
                                        _Quantity, _seq_len_value)
 from bot.text.parse.values import (MAX_EPOCHS, MAX_GPUS, MAX_MODEL_SIZE_B, MAX_PLAUSIBLE_SEQ_LEN, MAX_READABLE_NUMBER,
                                    MAX_SEQ_LEN, MAX_UNMARKED_BUDGET_USD, MIN_SEQ_LEN, NUMERIC_ANSWERS,
                                    POWER_OF_TWO_SEQ_RANGE, _short_number)
+from bot.text.parse.state import ParserState
 
 
-class QuantityMeaning:
+class QuantityMeaning(ParserState):
     """Classifies quantities; mixed into the parser (bot.text.parse.parser._Parser)."""
 
     def classify(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
@@ -41,7 +42,8 @@ class QuantityMeaning:
         return None
 
     # A unit that alone says the slot: (slot, how the value is written there).
-    _UNIT_SLOTS = {"seq_len": "seq_len", "examples": "examples", "epochs": "epochs", "gpus": "gpus"}
+    _UNIT_SLOTS: Dict[Optional[str], str] = {"seq_len": "seq_len", "examples": "examples", "epochs": "epochs",
+                                              "gpus": "gpus"}
 
     def _by_unit(self, q: _Quantity, expected: Optional[str]) -> Optional[Tuple[str, object]]:
         unit, value = q.unit, q.absolute

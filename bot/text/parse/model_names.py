@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from bot.text.normalize import fold
 from bot.text.numbers import Lexicon, PhraseTable, Token, tokenize
@@ -52,7 +52,8 @@ def _name_words(kb) -> Tuple[frozenset, frozenset]:
     cached = _NAME_WORDS.get(id(kb))
     if cached is not None and cached[0] is kb:
         return cached[1]
-    words, after_digits = set(), set()
+    words: Set[str] = set()
+    after_digits: Set[str] = set()
     for preset in kb.models:
         for name in [preset.id, preset.display, *preset.aliases]:
             tokens = tokenize(fold(name))

@@ -2,16 +2,17 @@
 names we do not know (kept as typed, never replaced silently)."""
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple, cast
 
 from bot.text.numbers import parse_number
 from bot.text.parse.model_names import (_BILLION_LETTERS, MAX_NAMES_RESOLVED_PER_MESSAGE, _family_of, _is_resolved,
                                         _model_index, _names_by_first_word, _resolve_name, _version_matches,
                                         _version_of)
 from bot.text.parse.values import MIN_BARE_FAMILY_SIZE_B
+from bot.text.parse.state import ParserState
 
 
-class ModelReader:
+class ModelReader(ParserState):
     """Finds model names; mixed into the parser (bot.text.parse.parser._Parser)."""
 
     # -- model names --------------------------------------------------------------------------------------
@@ -169,7 +170,7 @@ class ModelReader:
     @staticmethod
     def _preset_named(names, family: str, size_b: float, version: Optional[str]) -> Optional[str]:
         size_word = f"{size_b:g}"
-        wanted = [(family, version, size_word, "b")] if version else []
+        wanted: List[Tuple[str, ...]] = [(family, version, size_word, "b")] if version else []
         wanted.append((family, size_word, "b"))
         for words in wanted:
             for name in names:
@@ -195,7 +196,7 @@ class ModelReader:
         """Combine a family word with a separately written size, and let a later size override a named model."""
         if self.kb is None:
             return
-        model_id = self.result.get("model_id")
+        model_id = cast(Optional[str], self.result.get("model_id"))  # a preset id, set by this reader
         if explicit_size is None:
             return
         position, size = explicit_size

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, cast
 
 from bot.text.normalize import fold
 from bot.text.numbers import Lexicon, Token, apply_rewrites, load_lexicon, read_part, tokenize
@@ -55,7 +55,7 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
             self.result["budget_unlimited"] = True
         self._read_vat_and_period()
         self._find_comparison()
-        if self.version_assumed.get(self.result.get("model_id")):
+        if self.version_assumed.get(cast(str, self.result.get("model_id"))):  # no model: get(None) is None
             self.result["model_version_assumed"] = True
         values = {k: self._typed(k, v) for k, v in self.result.items()}
         return ParsedValues(ambiguous=self.ambiguous, **values)
@@ -73,7 +73,7 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
                 expected_left = None  # only one bare number answers the question
             self.result[slot] = value
             if slot == "model_size_b":
-                self.sizes.append((q.first, q.end, float(value)))
+                self.sizes.append((q.first, q.end, float(cast(float, value))))
             if slot in ("budget_usd", "hourly_cap"):
                 self.money_at = q
 

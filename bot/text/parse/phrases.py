@@ -2,13 +2,14 @@
 owned card, VAT and the budget's period."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple, cast
 
 from bot.text.parse.model_names import _catalogue_card, _family_of, _own_gpu_table, _strong_owned_ids
 from bot.text.parse.quantities import _Tag
+from bot.text.parse.state import ParserState
 
 
-class PhraseReader:
+class PhraseReader(ParserState):
     """Reads method, comparison, own card, VAT and period; mixed into the parser (bot.text.parse.parser._Parser)."""
 
     # -- hourly cap, budget period, own card, comparisons --------------------------------------------------
@@ -43,9 +44,9 @@ class PhraseReader:
             if not length:
                 k += 1
                 continue
-            if self._said_owned(card_id, catalogue, owned):
+            if self._said_owned(cast(str, card_id), catalogue, owned):  # a length found: a card id with it
                 self.result.setdefault("own_gpu", card_id)
-            if self.tags[k] is None or self.tags[k].category != "gpu":
+            if (tag := self.tags[k]) is None or tag.category != "gpu":
                 for j in range(k, k + length):
                     self.consumed[j] = True  # "4060 ti 16gb", "rtx 5090": a name, its digits are no values
             k += length
@@ -132,7 +133,7 @@ class PhraseReader:
         if references:
             # "LoRA ile eğitirsem kalite tam eğitime göre düşer mi?": the yardstick is no choice, and the other
             # method is one only when it is tied to the job (see knowledge/lexicon.yml, methods.reference_after).
-            outside = set()
+            outside: Set[int] = set()
             for tag, (first, end) in references:
                 outside.update(range(min(first, tag.start), max(end, tag.end)))
             yardsticks = {id(ref) for ref, _ in references}

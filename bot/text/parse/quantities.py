@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, cast
 
 from bot.text.numbers import Lexicon, parse_number
 from bot.text.parse.values import RANGE_DASHES
+from bot.text.parse.state import ParserState
 
 
 # A weak number word ("bir", «یک») with a card word is a GPU count only in a short answer ("یک کارت", "bir kart").
@@ -102,7 +103,7 @@ def _split_gpu_count(folded: str) -> str:
     return _COUNT_TIMES_NAME_RE.sub(r"\1 x ", folded)
 
 
-class QuantityReader:
+class QuantityReader(ParserState):
     """Tags phrases and reads quantities; mixed into the parser (bot.text.parse.parser._Parser)."""
 
     def tag_phrases(self) -> None:
@@ -264,7 +265,7 @@ class QuantityReader:
     def _read_multipliers(self, q: _Quantity) -> None:
         j = q.end
         while j < self.n and self.is_tagged(j, "multiplier"):
-            label = self.tags[j].label
+            label = cast(_Tag, self.tags[j]).label  # is_tagged: a multiplier tag stands at j
             if label == "thousand" and not q.kilo and q.scale is None:
                 q.value *= 1000
                 q.kilo = True
@@ -295,7 +296,7 @@ class QuantityReader:
         k = index + 1
         while k < self.n and self.is_tagged(k, "multiplier"):
             k += 1
-        return k < self.n and self.tags[k] is not None and self.tags[k].category == "unit"
+        return k < self.n and (tag := self.tags[k]) is not None and tag.category == "unit"
 
     def _read_unit(self, q: _Quantity) -> None:
         if self._is_range_low(q):
@@ -312,7 +313,7 @@ class QuantityReader:
             q.unit_end = j + 2
         if q.unit == "tokens":
             keywords = self._keywords_before(q.first)
-            q.per_example = self._per_example_after(q.unit_end) or "avg_tokens" in keywords
+            q.per_example = self._per_example_after(cast(int, q.unit_end)) or "avg_tokens" in keywords
             if "total_tokens" in keywords:
                 q.keyword = "total_tokens"
 
