@@ -125,3 +125,15 @@ def test_no_studied_blind_message_is_in_the_training_data():
               for turn in item["turns"]
               if _copied(str(turn["user"]), training)]
     assert not copied, f"studied blind messages found in data/nlu: {copied}"
+
+
+def test_a_card_fact_in_an_faq_answer_is_not_an_estimate():
+    """The H100-or-A100 answer names a card and its "80 GB": a fact, not an estimate of the job (blind set 5, the
+    checker's own failure); the same figure and card in any other reply is one."""
+    from tests.heldout.conversations import faq_texts
+
+    faq = next(text for text in faq_texts() if "80 GB" in text and "H100" in text)
+    assert check_turn({"estimate": False}, [{"text": faq}], [], _tracker(), "tr" if "ı" in faq else "fa", set(),
+                      CARDS) == []
+    own = [{"text": "Tahmin: 80 GB. Önerimiz H100."}]
+    assert "gave an estimate here" in check_turn({"estimate": False}, own, [], _tracker(), "tr", set(), CARDS)

@@ -26,9 +26,11 @@ word, no value already given is asked for again, and (unless `fallback: true`) n
 """
 from __future__ import annotations
 
+import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -111,7 +113,7 @@ def _parse_conversation(raw: dict, lang: str, source: str) -> HeldoutConversatio
     unknown = set(raw) - {"id", "category", "turns", "locale", "note"}
     if unknown:
         _fail(where, f"unknown keys {sorted(unknown)}")
-    turns = [_parse_turn(item, number, lang, where) for number, item in enumerate(raw.get("turns") or [], 1)]
+    turns = [parse_turn(item, number, lang, where) for number, item in enumerate(raw.get("turns") or [], 1)]
     if not turns:
         _fail(where, "a conversation needs at least one turn")
     if not turns[0].intent:
@@ -120,7 +122,7 @@ def _parse_conversation(raw: dict, lang: str, source: str) -> HeldoutConversatio
                                locale=raw.get("locale"), note=raw.get("note", ""))
 
 
-def _parse_turn(item: Any, number: int, lang: str, where: str) -> Turn:
+def parse_turn(item: Any, number: int, lang: str, where: str) -> Turn:
     if not isinstance(item, dict) or not isinstance(item.get("user"), str) or not item["user"].strip():
         _fail(where, f"turn {number} needs a non-empty user message")
     expect = item.get("expect") or {}
@@ -288,6 +290,18 @@ def _fallback_problems(expect: Dict[str, Any], events: List[dict]) -> List[str]:
     return problems
 
 
+@lru_cache(maxsize=1)
+def faq_texts() -> frozenset:
+    """Every FAQ answer as the bot sends it, in both languages (with the page address of the run, and the default)."""
+    from bot.advisor.knowledge import load_knowledge
+    from bot.present.render import faq_text
+
+    kb = load_knowledge()
+    urls = {None, os.environ.get("ADVISOR_PUBLIC_URL")}
+    return frozenset(text for topic in kb.faq for lang in LANGUAGES for url in urls
+                     if (text := faq_text(topic, lang, kb, public_url=url)))
+
+
 def _estimate_problems(expect: Dict[str, Any], replies: Sequence[dict], joined: str, slots: dict,
                        card_names: Sequence[str]) -> List[str]:
     """The estimate given or not, the model named, the slots kept, the question the bot asks next."""
@@ -296,7 +310,10 @@ def _estimate_problems(expect: Dict[str, Any], replies: Sequence[dict], joined: 
         has_card = any(name in joined for name in card_names)
         quote_offered = any(p.startswith(("/request_quote", "/request_human")) for p in reply_payloads(replies)) \
             or bool(slots.get("pending_offer"))
-        has_estimate = bool(GB_FIGURE.search(joined)) and (has_card or quote_offered)
+        # A card's "80 GB" inside a plain FAQ answer (H100 or A100?) is a fact about the card, not an estimate
+        # (blind set 5): the GB figure is looked for outside the FAQ's own texts.
+        estimate_text = "\n".join(t for t in reply_texts(replies) if t not in faq_texts())
+        has_estimate = bool(GB_FIGURE.search(estimate_text)) and (has_card or quote_offered)
         if expect["estimate"] and not has_estimate:
             problems.append("no estimate (a GB figure and a card name)")
         if expect["estimate"] is False and has_estimate:
