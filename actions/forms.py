@@ -99,6 +99,10 @@ def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]
     if found.get("hourly_cap") is not None and slots.get("budget") is None and "budget" not in updates:
         found["budget"] = "hourly_cap"
     before = previous if previous is not None else slots
+    if _hourly_cap_moved(text, parsed, before, updates):
+        # «اگه سقف رو ۳ دلار کنم» with an hourly cap and no total budget: "the cap" is the one the customer set,
+        # moved, not a new total budget of 3 dollars (blind sets 1 and 2: a raised cap read as a budget).
+        found.update(hourly_cap=parsed.budget_usd, budget_usd=None, budget="hourly_cap")
     if parsed.vat_said is not None and "hourly_cap" not in found and before.get("hourly_cap") is not None \
             and parsed.budget_usd in (None, before.get("hourly_cap")):
         # "KDV dahil demek istedim", «منظورم با مالیات بود», "1 dolar, KDV dahil" after an hourly cap of 1: the
@@ -108,6 +112,16 @@ def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any]
             # the amount was the cap restated: the budget stays what it was
             found.update(budget_usd=before.get("budget_usd"), budget=before.get("budget") or "hourly_cap")
     return found
+
+
+def _hourly_cap_moved(text: Text, parsed: Any, before: Dict[Text, Any], updates: Dict[Text, Any]) -> bool:
+    """A dollar amount said of "the cap" (no hourly word by it, no budget word in the message) while the customer's
+    only price limit is an hourly cap."""
+    from bot.text.topics import names_topic
+
+    return (parsed.budget_usd is not None and parsed.hourly_cap is None and "hourly_cap" not in updates
+            and before.get("hourly_cap") is not None and before.get("budget_usd") is None
+            and names_topic(text, "price_cap") and not names_topic(text, "total_budget"))
 
 
 # The model slots a message about the model replaces together (a new name clears a stand-in note and a config).

@@ -116,6 +116,10 @@ def asks_budget_fit(text: Text) -> bool:
     parsed = parsed_message(text)
     if parsed.budget_usd is not None or parsed.budget_unlimited or parsed.hourly_cap is not None:
         return False
+    if parsed.model_id or parsed.model_size_b or parsed.method:
+        # "Not much money; I want to fully fine-tune Qwen2.5 3B, which card is cheapest?" is a job to estimate (its
+        # model and method kept, the cheapest card given), not a question about a budget (studied blind set 2).
+        return False
     keywords = load_lexicon().keywords
     tokens = tokenize(fold(text))
     return any(keywords.longest_at(tokens, i)[1] == "budget_usd" for i in range(len(tokens)))

@@ -161,6 +161,7 @@ class LexiconFile(BaseModel):
     multipliers: Dict[str, List[Any]]
     counter_words: List[Any]
     range_words: List[str]
+    approximate_words: List[str]
     units: Dict[str, List[Any]]
     keywords: Dict[str, List[Any]]
     methods: Dict[str, List[Any]]

@@ -206,6 +206,7 @@ class Lexicon:
     multipliers: PhraseTable  # labels: thousand, million, billion
     counters: PhraseTable
     range_words: set
+    approximate_words: set  # "20 bin kadar örnek": about, between a number and its unit
     units: PhraseTable  # labels: tokens, examples, epochs, gpus, params, usd, try, toman, eur, ignore
     keywords: PhraseTable  # labels: seq_len, budget_usd, ..., ignore, per_example
     methods: PhraseTable  # labels: qlora, lora, full_strong, full_weak
@@ -294,6 +295,7 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         multipliers=_table(data["multipliers"]),
         counters=_table({"counter": data["counter_words"]}),
         range_words={_folded_word(w) for w in data["range_words"]},
+        approximate_words={_folded_word(w) for w in data["approximate_words"]},
         units=_table(data["units"]),
         keywords=_table(data["keywords"]),
         methods=_table({k: methods[k] for k in ("qlora", "lora", "full_strong", "full_weak")}),

@@ -1,6 +1,6 @@
 """Topics the intent guard looks for in a message (issue 21, round 2): serving the trained model afterwards, a
-question about a card's memory, a request to compare one more card. The word lists are knowledge/lexicon.yml
-``topics``.
+question about a card's memory, a request to compare one more card, a price cap or a total budget named. The
+word lists are knowledge/lexicon.yml ``topics``.
 
 Pure and linear, like bot.text.followups: the message is tokenised once and each list looked up by first word
 (bot.text.numbers.PhraseTable); no regular expression runs over the message.
@@ -15,7 +15,7 @@ import yaml
 from bot.text.normalize import fold
 from bot.text.numbers import LEXICON_PATH, PhraseTable, tokenize
 
-TOPICS = ("serving", "memory", "compare_card")
+TOPICS = ("serving", "memory", "compare_card", "price_cap", "total_budget")
 
 
 @lru_cache(maxsize=1)

@@ -319,8 +319,8 @@ class QuantityReader(ParserState):
 
     def _read_unit_after(self, q: _Quantity) -> None:
         j = q.end
-        while j < self.n and self.is_tagged(j, "counter"):
-            q.counter = True
+        while j < self.n and (self.is_tagged(j, "counter") or self.tokens[j].text in self.lexicon.approximate_words):
+            q.counter = q.counter or self.is_tagged(j, "counter")
             j += 1
         tag = self.tag(j)
         if tag is None:
