@@ -472,7 +472,27 @@ class IntentGuard(GraphComponent):
 
         if IntentGuard._intent(message) not in SERVING_MISTAKEN_FOR:
             return False
-        return bool(values.carries(("model_id", "model_size_b"))) and names_topic(message.get(TEXT) or "", "serving")
+        text = message.get(TEXT) or ""
+        return bool(values.carries(("model_id", "model_size_b"))) and names_topic(text, "serving") \
+            and (values.carries(("method",)) or names_topic(text, "training"))
+
+    @staticmethod
+    def _serving(message: Message, values: "MessageValues") -> Optional[Text]:
+        """Serving a named model: with training it, the estimate and the serving answer; without, serving only."""
+        if IntentGuard._estimate_and_serving(message, values):
+            return ESTIMATE_AND_SERVING_INTENT
+        return OTHER_WORKLOAD_INTENT if IntentGuard._serving_only(message, values) else None
+
+    @staticmethod
+    def _serving_only(message: Message, values: "MessageValues") -> bool:
+        """ "We want to host Llama 3.1 8B for our users, do you offer inference?": a model to serve and no word of
+        training it - the other-workload answer, not the fine-tuning form (issue 21, round 7)."""
+        from bot.text.topics import names_topic
+
+        text = message.get(TEXT) or ""
+        return IntentGuard._intent(message) in SERVING_MISTAKEN_FOR and names_topic(text, "serving") \
+            and values.carries(("model_id", "model_size_b")) \
+            and not (values.carries(("method",)) or names_topic(text, "training"))
 
     @staticmethod
     def _named_cards(message: Message) -> tuple:
@@ -551,8 +571,9 @@ class IntentGuard(GraphComponent):
             # "So is it enough or not?": the budget's verdict for the plan on the table, which only the
             # conversation knows (action_default_fallback answers it), not the cost FAQ or "anything else?".
             return NO_WORDS_INTENT
-        if self._estimate_and_serving(message, values):
-            return ESTIMATE_AND_SERVING_INTENT
+        routed = self._serving(message, values)
+        if routed:
+            return routed
         if self._one_card_comparison(message, values):
             return COMPARE_INTENT
         routed = self._own_card_or_comparison(message, values)

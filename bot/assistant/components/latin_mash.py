@@ -66,9 +66,17 @@ def _unsayable(word: str, words: FrozenSet[str], runs: FrozenSet[str]) -> bool:
     word = _HELD.sub(r"\1", word)
     if len(word) < MIN_LETTERS or word in words:
         return False
-    if not VOWELS.intersection(word):
+    if not VOWELS.intersection(word) or word.startswith("ğ") or _doubled(word):
+        # No Turkish word begins with ğ ("ğüşiöç": the keys right of P and L); "asdasd", "qweqwe" are one stroke
+        # typed twice (issue 21, round 7).
         return True
     return any(run not in runs for run in _consonant_runs(word))
+
+
+def _doubled(word: str) -> bool:
+    """The word is one run of three or more letters typed twice ("asdasd")."""
+    half = len(word) // 2
+    return len(word) % 2 == 0 and half >= MIN_RUN and word[:half] == word[half:]
 
 
 def is_latin_mash(text: str) -> bool:

@@ -130,7 +130,12 @@ class QuantityMeaning(ParserState):
         if start == 0:
             return False
         before = self.tokens[start - 1]
-        return before.is_number and before.text != "1"
+        return before.is_number and before.text != "1" and not self._in_gpu_name(start - 1)
+
+    def _in_gpu_name(self, index: int) -> bool:
+        """The token is part of a card's name: "H100 saatlik 5 dolar" is the H100's price per hour, not 100 hours."""
+        return any(tag is not None and tag.category == "gpu" and k <= index < tag.end
+                   for k, tag in enumerate(self.tags[:index + 1]))
 
     def _is_whole_answer(self, q: _Quantity) -> bool:
         """The message is just this number ("yüz", "bir", "هشت"), so it answers the question the bot asked."""
