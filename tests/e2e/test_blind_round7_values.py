@@ -138,6 +138,7 @@ def test_each_examples_length_leaves_the_stated_sequence_length(conversation, la
     ("fa", "کوئن ۳ ۳۰ بی ای ۳ بی با کیولورا", "اگه با اکسولوتل کار کنیم چی میشه؟", "axolotl"),
     ("fa", "qwen3 30b a3b ba qlora", "با Transformers و PEFT معمولی چی میشه؟", "hf"),
     ("fa", "qwen3 30b a3b ba qlora mikham", "agar ba axolotl kar konim chi mishe?", "axolotl"),
+    ("fa", "qwen3 30b a3b ro qlora mikonim", "age ba transformers va peft bashe chi?", "hf"),
 ])
 def test_a_stack_after_the_first_answer_is_compared_with_the_stack_it_used(conversation, lang, job, followup, new):
     c = conversation()
