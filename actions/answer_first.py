@@ -23,6 +23,9 @@ REFINING_SLOTS = ("seq_len", "budget")
 # computed without a budget and says what a budget would buy.
 BUDGET_NOT_GIVEN = "not_given"
 ANSWERED_FIRST_SLOT = "answered_first"
+# The training stack the first answer's figures assume (named, or chosen for the job: Unsloth for a MoE QLoRA): a
+# stack named next is compared with it, as after a full estimate with estimate_summary["stack"] (round 7).
+FIRST_ANSWER_STACK_SLOT = "first_answer_stack"
 
 
 class _Slots:
@@ -73,19 +76,19 @@ def first_advice(slots: Mapping[Text, Any]) -> Any:
         return None
 
 
-def needs_quote(slots: Mapping[Text, Any]) -> bool:
+def needs_quote(slots: Mapping[Text, Any], advice: Any = None) -> bool:
     """The job needs several GPUs (no single card holds it): the first answer offers a quote or a person at once,
-    as the full estimate does (a cluster is confirmed in a quote)."""
-    advice = first_advice(slots)
+    as the full estimate does (a cluster is confirmed in a quote). ``advice``: first_advice(slots), when known."""
+    advice = advice if advice is not None else first_advice(slots)
     return bool(advice is not None and advice.needs_quote)
 
 
-def first_answer(slots: Mapping[Text, Any], lang: Text, message: Text = "") -> Optional[Text]:
+def first_answer(slots: Mapping[Text, Any], lang: Text, message: Text = "", advice: Any = None) -> Optional[Text]:
     """The card for the job with the defaults taken, and what was assumed, and a word on each card ``message``
-    names (actions/named_cards.py); None when it cannot be computed."""
+    names (actions/named_cards.py); None when it cannot be computed. ``advice``: first_advice(slots), when known."""
     from bot.present.advice_text import render_first_answer
 
-    advice = first_advice(slots)
+    advice = advice if advice is not None else first_advice(slots)
     if advice is None:
         return None
     from actions.dialogue_text import noted_values

@@ -246,13 +246,15 @@ class ActionEstimate(Action):
             return []
         if not read_stack(tracker.latest_message.get("text") or ""):
             return []
+        from actions.answer_first import FIRST_ANSWER_STACK_SLOT
         from actions.common import slot_before_latest_message
         from actions.followup_lines import stack_change_line
 
-        # The stack of the answer on the table; the events sent hold only the last two turns (RECENT_TURNS of
-        # bot/assistant/patches/action_payload.py), so they only stand in before the first full estimate.
+        # The stack of the answer on the table: the full estimate's (its summary), else the first answer's (named
+        # or chosen for the job, round 7); the events sent hold only the last two turns (RECENT_TURNS of
+        # bot/assistant/patches/action_payload.py), so they only stand in when neither was kept.
         before = previous.get("stack") if isinstance(previous, dict) and "stack" in previous \
-            else slot_before_latest_message(tracker, "stack")
+            else tracker.get_slot(FIRST_ANSWER_STACK_SLOT) or slot_before_latest_message(tracker, "stack")
         line = stack_change_line(tracker.current_slot_values(), before, lang)
         return [line] if line else []
 

@@ -284,7 +284,8 @@ class ValidateEstimateForm(FormValidationAction):
                       next_slot: Optional[Text], updates: Dict[Text, Any]) -> Optional[List[EventType]]:
         """Answer first (actions/answer_first.py): the form's events when it gives the first card or takes the
         defaults of a question asked once already; None when neither applies."""
-        from actions.answer_first import ANSWERED_FIRST_SLOT, assumed_values, defaults_line, first_answer
+        from actions.answer_first import (ANSWERED_FIRST_SLOT, FIRST_ANSWER_STACK_SLOT, assumed_values, defaults_line,
+                                          first_advice, first_answer)
 
         lang = conversation_language(tracker)
         # A note instead of the value (an unclear number, a currency we do not convert) asks again: the customer
@@ -298,17 +299,21 @@ class ValidateEstimateForm(FormValidationAction):
             return [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, None)]
         message = tracker.latest_message.get("text") or ""
         again = self._answer_again(slots, next_slot, updates)
-        answer = first_answer(slots, lang, message) if again or self._answer_first_now(slots, next_slot) else None
+        advice = first_advice(slots) if again or self._answer_first_now(slots, next_slot) else None
+        answer = first_answer(slots, lang, message, advice=advice) if advice is not None else None
         if not answer:
             return None
         dispatcher.utter_message(text=answer)
         from actions.answer_first import needs_quote
 
-        if needs_quote(slots):
+        if needs_quote(slots, advice) and tracker.get_slot("pending_offer") != "quote":
             # Several GPUs or a cluster: the quote or a person is offered with the first answer (its buttons; a
-            # typed yes is read through pending_offer, actions/language.py OFFERS).
+            # typed yes is read through pending_offer, actions/language.py OFFERS); not again right after the
+            # previous turn offered it (the first answer given again with a value: round 7, "4 ta gpu" then
+            # "don't know" repeated the offer word for word).
             dispatcher.utter_message(response="utter_estimate_offer_quote")
         updates[ANSWERED_FIRST_SLOT] = True
+        updates[FIRST_ANSWER_STACK_SLOT] = advice.plan.stack  # what a stack named next is compared with
         events = [SlotSet(name, value) for name, value in updates.items()]
         return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
 

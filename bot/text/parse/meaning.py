@@ -13,6 +13,11 @@ from bot.text.parse.values import (MAX_EPOCHS, MAX_GPUS, MAX_MODEL_SIZE_B, MAX_P
 from bot.text.parse.state import ParserState
 
 
+# Slots a number with a counter word and no unit ("4 ta", «۴ تا», "4 tane") never answers, whatever was asked: a
+# counter counts things (cards, examples), and dollars, billions of parameters or a length are no things (round 7).
+COUNTED_NEVER = ("budget_usd", "model_size_b", "seq_len")
+
+
 class QuantityMeaning(ParserState):
     """Classifies quantities; mixed into the parser (bot.text.parse.parser._Parser)."""
 
@@ -94,12 +99,14 @@ class QuantityMeaning(ParserState):
 
     def _by_question_or_shape(self, q: _Quantity, expected: Optional[str]) -> Tuple[str, object]:
         value = q.absolute
-        typical_length = q.scale is None and (
+        typical_length = q.scale is None and not (q.counter and q.kilo) and (  # "۸ هزار تا" counts things
             _is_power_of_two(value) and POWER_OF_TWO_SEQ_RANGE[0] <= value <= POWER_OF_TWO_SEQ_RANGE[1]
             or q.kilo and _seq_len_value(q) != int(value))
         # The asked slot decides a bare number only when a number can answer it: after the method question
         # "qlora, 2048" is the method and a sequence length; nor is 2048 a model size (none is near 512B-131072B
         # and a power of two) when the model was asked.
+        if q.counter and expected in COUNTED_NEVER:
+            return "ambiguous", q.raw  # "4 ta", «۴ تا», "4 tane": a count of things, never dollars or a size
         if expected in NUMERIC_ANSWERS and not (expected == "model_size_b" and typical_length and value >= 512):
             return self._as_expected(q, expected)
         if typical_length:

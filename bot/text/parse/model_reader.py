@@ -75,7 +75,7 @@ class ModelReader(ParserState):
         for k, token in enumerate(self.tokens):
             if token.text not in family_words or self.consumed[k]:
                 continue
-            if k + 1 < self.n and self.tokens[k + 1].is_number:
+            if k + 1 < self.n and self.tokens[k + 1].is_number and not self._counted(k + 2):
                 if self._is_size_multiplier(k + 2):
                     if self._family_with_size(k):
                         continue
@@ -88,6 +88,13 @@ class ModelReader(ParserState):
                     continue
             self.families.append((token.text, None))
             self.family_at.setdefault(token.text, k)
+
+    def _counted(self, index: int) -> bool:
+        """A counter word ("تا", "ta", "tane", "adet") stands at ``index``: the number before it counts something
+        ("llama 8 ta gpu", «لاما ۴ تا کارت»), it is no size of the family word before it (round 7)."""
+        if index >= self.n or self.tokens[index].text in ("x", "×"):
+            return False
+        return self.lexicon.counters.any_at(self.tokens, index)
 
     def _family_with_size(self, k: int) -> bool:
         """ "llama 8b", "qwen 14B'yi": a family and a size read as one name (the newest release of that size)."""

@@ -11,7 +11,7 @@ from bot.text.parse.model_names import _default_kb, _kb_family_words, _name_word
 from bot.text.parse.model_reader import ModelReader
 from bot.text.parse.pasted_config import read_pasted_config, split_pasted_config
 from bot.text.parse.phrases import PhraseReader
-from bot.text.parse.quantities import QuantityReader, _Quantity, _split_gpu_count, _Tag
+from bot.text.parse.quantities import QuantityReader, _Quantity, _split_gpu_count, _Tag, keep_attribute_endings
 from bot.text.parse.values import SLOT_ALIASES, ParsedValues
 
 
@@ -20,7 +20,7 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
         self.lexicon = lexicon
         self.kb = kb
         self.expected = SLOT_ALIASES.get(expected, expected) if expected else None
-        self.folded = _split_gpu_count(fold(text))
+        self.folded = _split_gpu_count(fold(keep_attribute_endings(text, lexicon)))
         # parse_values has already cut the message to its first READ_TOKENS tokens (read_part): no second bound.
         read = apply_rewrites(tokenize(self.folded), lexicon)
         tokens = _strip_name_suffixes(read, lexicon, _name_words(kb))

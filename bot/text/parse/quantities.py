@@ -6,7 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple, cast
 
-from bot.text.numbers import Lexicon, parse_number
+from bot.text.normalize import fold
+from bot.text.numbers import Lexicon, parse_number, tokenize
 from bot.text.parse.values import RANGE_DASHES
 from bot.text.parse.state import ParserState
 
@@ -97,9 +98,36 @@ _COUNT_TIMES_NAME_RE = re.compile(r"(\d)\s*[x×](?=[a-z])")
 _EXPERTS_TIMES_SIZE_RE = re.compile(r"\b(\d{1,3})\s*(?:در|ضربدر|x|×)\s*(\d{1,3})\s*(?:b|بی|میلیارد|milyar|billion)\b")
 
 
+# "30b a3b", "30b-a-3b", "30ba3b", «۳۰ بی ای ۳ بی», «۳۰بی-ای۳بی», «۳۰ میلیارد ا ۳ میلیارد»: the active parameters of a
+# Mixture-of-Experts name (Qwen3-30B-A3B) written apart, glued or in Persian letters (round 7); "ای"/"آ" (folded to
+# "ا") is the letter A. Only right after a size: "ای" is a Persian word too.
+_ACTIVE_SIZE_RE = re.compile(
+    r"(\d)\s*(?:b|بی|میلیارد)(?:(?![^\W\d_])[\s_-]*(?:a|ای|ا|اي)[\s_-]*|a)(\d{1,3}(?:[.,]\d)?)\s*(?:b|بی|میلیارد)"
+    r"(?![^\W\d_])")
+
+
+_APOSTROPHE_ENDING_RE = re.compile(r"([^\W\d_]+)['\u2019]([^\W\d_]+)")
+
+
+def keep_attribute_endings(text: str, lexicon: Lexicon) -> str:
+    """ "512 token'lık" -> "512 tokenlık": fold drops a suffix after an apostrophe, but on a token unit this one says
+    the count is each example's length (round 7); any other suffix ("GPU'lu", "40 GB'lık") is left to fold."""
+    def glue(match: re.Match) -> str:
+        word, ending = match.group(1), match.group(2)
+        if fold(ending) in lexicon.attribute_unit_endings:
+            tokens = tokenize(fold(word))
+            if len(tokens) == 1 and lexicon.units.longest_at(tokens, 0) == (1, "tokens"):
+                return word + ending
+        return match.group(0)
+
+    return _APOSTROPHE_ENDING_RE.sub(glue, text) if "'" in text or "\u2019" in text else text
+
+
 def _split_gpu_count(folded: str) -> str:
-    """ "8xh100" -> "8 x h100": the letter run "xh" would otherwise hide both the counter and the GPU name."""
+    """ "8xh100" -> "8 x h100": the letter run "xh" would otherwise hide both the counter and the GPU name. A MoE's
+    size with its active parameters is written as the catalogue spells it ("30b a3b")."""
     folded = _EXPERTS_TIMES_SIZE_RE.sub(r"\1x\2b", folded)
+    folded = _ACTIVE_SIZE_RE.sub(r"\1b a\2b", folded)
     return _COUNT_TIMES_NAME_RE.sub(r"\1 x ", folded)
 
 
@@ -234,7 +262,53 @@ class QuantityReader(ParserState):
                 self.consumed[k] = True
             quantities.append(q)
             i = max(q.end, q.unit_end or 0, i + 1)
+        self._lengths_before_counts(quantities)
         return quantities
+
+    def _lengths_before_counts(self, quantities: List[_Quantity]) -> None:
+        """A token count written before the count of examples is each example's length (round 7): "400 tokenlik 12
+        bin örnek", "512 token'lık 3000 kayıt", «نمونه‌های ۶۰۰ توکنی دارم، ۸ هزار تا»; and a count with a counter but
+        no unit after such a length counts the examples ("har nemune 300 token, 5000 ta"). The length is written as
+        an attribute ("tokenlik", «توکنی»), or touches the count and is no power of two: "2048 token 12 bin örnek"
+        and "2048 token, 5000 örnek" list a sequence length; a length with a sequence or total keyword, a limit or
+        a scale is never each example's."""
+        for previous, q in zip(quantities, quantities[1:]):
+            if previous.unit != "tokens" or not self._clause_between(previous, q):
+                continue
+            each = previous.per_example or self._plain_length(previous) and (
+                self._attribute_length(previous) or q.unit == "examples" and q.first == previous.unit_end
+                and not _is_power_of_two(previous.value))  # "2048 token 12 bin örnek" names a sequence length
+            if not each:
+                continue
+            if q.unit is None and q.counter:
+                q.unit = "examples"
+            if q.unit == "examples":
+                previous.per_example = True
+
+    def _clause_between(self, previous: _Quantity, q: _Quantity) -> bool:
+        """At most MAX_WORDS_BETWEEN_COUNT_AND_LENGTH words, no number and no sentence end between two quantities."""
+        gap_start = previous.unit_end if previous.unit_end is not None else previous.end
+        if not 0 <= q.first - gap_start <= MAX_WORDS_BETWEEN_COUNT_AND_LENGTH:
+            return False
+        return not any(self.tokens[k].is_number or self.tokens[k].is_break
+                       and self.tokens[k].text not in CLAUSE_JOINING_MARKS and not self._abbreviation_period(k)
+                       for k in range(gap_start, q.first))
+
+    def _plain_length(self, q: _Quantity) -> bool:
+        """A token count with no keyword, scale or limit: it may be each example's length."""
+        if q.keyword is not None or q.scale is not None or q.unit_end is None:
+            return False
+        limits = self.lexicon.length_limit_words
+        if any(limits.any_at(self.tokens, k) for k in range(max(0, q.first - 2), q.first)) or (
+                q.unit_end < self.n and limits.any_at(self.tokens, q.unit_end)):
+            return False
+        after = self.tag(q.unit_end)
+        return not (after is not None and after.category == "keyword" and after.label in ("seq_len", "total_tokens"))
+
+    def _attribute_length(self, q: _Quantity) -> bool:
+        """The unit is written as an attribute of the examples ("600 tokenlik", «۶۰۰ توکنی»)."""
+        unit_word = self.tokens[cast(int, q.unit_end) - 1].text
+        return unit_word.endswith(self.lexicon.attribute_unit_endings)
 
     def _length_of_each_example(self, previous: _Quantity, q: _Quantity) -> bool:
         """A token count that follows a count of examples in the same clause is the length of each example (issue 21,
