@@ -344,3 +344,21 @@ def test_a_recalculation_says_how_the_memory_changed_and_which_cards_dropped_out
     same = render_advice(before, lang, first=False, previous=estimate_summary(before))
     for key in ("change_more", "change_less"):  # nothing changed: no change line
         assert KB.text(key, lang, before="\0", after="\0").split("\0")[0] not in same
+
+
+@pytest.mark.parametrize("lang", ["fa", "tr"])
+def test_a_recalculation_says_when_the_advised_stack_changed(lang):
+    """A longer sequence can move the advised stack (the one that keeps the job on the cheapest card): the memory
+    change is then partly the stack's, and the answer says so; a stack the customer named is not re-announced."""
+    from actions.estimate import estimate_summary
+    from bot.advisor.stacks import load_stacks
+
+    stacks = load_stacks()
+    before = advice_for(model="gemma-2-9b", method="qlora", seq_len=4096)
+    after = advice_for(model="gemma-2-9b", method="qlora", seq_len=8192)
+    assert before.plan.stack != after.plan.stack  # the case this test is about
+    line = KB.text("change_stack", lang, before=stacks.get(before.plan.stack).name,
+                   after=stacks.get(after.plan.stack).name)
+    assert line in render_advice(after, lang, first=False, previous=estimate_summary(before))
+    named = advice_for(model="gemma-2-9b", method="qlora", seq_len=8192, stack=after.plan.stack)
+    assert line not in render_advice(named, lang, first=False, previous=estimate_summary(before))

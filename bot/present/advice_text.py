@@ -230,6 +230,22 @@ def budget_lines(advice, lang: str, kb: Knowledge) -> List[str]:
     return lines
 
 
+def _stack_change_line(advice, previous: dict, lang: str, kb: Knowledge) -> Optional[str]:
+    """The stack the advisor chose changed with the job (Gemma 2 9B QLoRA at 8,192 tokens: Unsloth, where 4,096 was
+    Transformers+PEFT): said beside the memory change. A stack the customer named is said by its own answer."""
+    from bot.advisor.stacks import load_stacks
+
+    choice = getattr(advice, "stack_choice", None)
+    before, after = previous.get("stack"), advice.plan.stack
+    if not before or before == after or choice is None or choice.named:
+        return None
+    stacks = load_stacks()
+    try:
+        return kb.text("change_stack", lang, before=stacks.get(before).name, after=stacks.get(after).name)
+    except KeyError:  # a summary from an older release with a stack no longer listed
+        return None
+
+
 def _change_lines(advice, previous: Optional[dict], lang: str, kb: Knowledge) -> List[str]:
     """What a recalculation changed against the previous estimate (its estimate_summary): the memory, and which
     cards dropped out or came in (fa review §3.9: "15.3 becomes 34.6 GB, and the 24 GB cards drop out")."""
@@ -240,6 +256,9 @@ def _change_lines(advice, previous: Optional[dict], lang: str, kb: Knowledge) ->
         return []
     lines = [kb.text("change_more" if after > before else "change_less", lang, before=gb(before, lang),
                      after=gb(after, lang))]
+    stack_line = _stack_change_line(advice, previous, lang, kb)
+    if stack_line:
+        lines.append(stack_line)
     was = set(previous.get("fitting_cards") or [])
     now = {card.card_id for card in advice.fitting_cards}
     separator = kb.text("list_separator", lang)
