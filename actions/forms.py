@@ -288,12 +288,12 @@ class ValidateEstimateForm(FormValidationAction):
         if not answer:
             return None
         dispatcher.utter_message(text=answer)
-        from actions.answer_first import needs_quote
+        from actions.answer_first import needs_quote, quote_offer_response
 
         if needs_quote(slots):
             # Several GPUs or a cluster: the quote or a person is offered with the first answer (its buttons; a
-            # typed yes is read through pending_offer, actions/language.py OFFERS).
-            dispatcher.utter_message(response="utter_estimate_offer_quote")
+            # typed yes is read through pending_offer, actions/language.py OFFERS); how to order, when asked.
+            dispatcher.utter_message(response=quote_offer_response(message))
         updates[ANSWERED_FIRST_SLOT] = True
         events = [SlotSet(name, value) for name, value in updates.items()]
         return events + [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)

@@ -15,7 +15,7 @@ import yaml
 from bot.text.normalize import fold
 from bot.text.numbers import LEXICON_PATH, PhraseTable, tokenize
 
-TOPICS = ("serving", "memory", "compare_card")
+TOPICS = ("serving", "memory", "compare_card", "total_cost", "order", "download", "monthly")
 
 
 @lru_cache(maxsize=1)
