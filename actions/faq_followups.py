@@ -119,10 +119,9 @@ def pasted_data_reply(tracker: Tracker, topic: Text, lang: Text) -> Optional[Tex
     if not records:
         return None
     kb = load_dataset_knowledge()
-    good = [record for record in records if not isinstance(record, Problem)]
-    formats = list(dict.fromkeys(f"format_{record.fmt}" for record in good)) or ["kind_json"]
+    formats = list(dict.fromkeys(f"format_{fmt}" for fmt, _ in records if fmt)) or ["kind_json"]
     names = kb.text("list_separator", lang).join(kb.text(key, lang) if key in kb.texts else key for key in formats)
-    problems = [record.code for record in records if isinstance(record, Problem)]
+    problems = [record.code for _, record in records if isinstance(record, Problem)]
     count = number(len(records), lang, 0)
     if problems:
         described = kb.text("list_separator", lang).join(dict.fromkeys(

@@ -176,10 +176,11 @@ def qa_example(question: Any, answer: Any) -> Parsed:
 PASTED_OBJECTS_TRIED = 40
 
 
-def pasted_records(text: str) -> List[Parsed]:
-    """The training records pasted into a chat message (JSONL lines, which the chat may join into one line, or one
-    record spread over several lines), with words around them; only records in one of the known formats count (a
-    config.json or any other JSON is not training data). At most ``PASTED_OBJECTS_TRIED`` objects are tried."""
+def pasted_records(text: str) -> List[Tuple[Optional[str], Parsed]]:
+    """The training records pasted into a chat message, each with its format (None: none known) and its reading:
+    JSONL lines, which the chat may join into one line, or one record over several lines, with words around them.
+    Only records in one of the known formats count (a config.json or any other JSON is not training data). At most
+    ``PASTED_OBJECTS_TRIED`` objects are tried."""
     import json
 
     decoder = json.JSONDecoder()
@@ -196,6 +197,7 @@ def pasted_records(text: str) -> List[Parsed]:
         if isinstance(record, dict):
             found.append(record)
         start = text.find("{", end)
-    if not any(detect_format(record) for record in found):
+    formats = [detect_format(record) for record in found]
+    if not any(formats):
         return []
-    return [parse_record(record) for record in found]
+    return [(fmt, parse_record(record)) for fmt, record in zip(formats, found)]
