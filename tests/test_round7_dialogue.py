@@ -19,6 +19,7 @@ from bot.text.topics import names_topic
     ('{"hidden_size": 4096, "num_hidden_layers": 32}', []),  # a config.json is no training data
     ('{"a": 1}', []),
     ("{{{{ {\"prompt\": ", []),
+    ('{"a": ' + "[" * 5000 + "}", []),  # nested past the JSON parser's depth
     ("", []),
 ])
 def test_pasted_records_are_read_with_their_format(text, expected):

@@ -191,7 +191,7 @@ def pasted_records(text: str) -> List[Tuple[Optional[str], Parsed]]:
             break
         try:
             record, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth ("[[[[...")
             start = text.find("{", start + 1)
             continue
         if isinstance(record, dict):
