@@ -36,10 +36,12 @@ def order_lines(message: Text, lang: Text, kb: Any = None) -> List[Text]:
     if not cards:
         return []
     card = kb.gpu(cards[0])
-    count = int(parsed_message(message).gpus or 1)
+    gpus = parsed_message(message).gpus
+    count = int(gpus or 1)
     hourly = card.price_usd_hour * count
-    lines = [text("order_card_line", lang, count=number(count, lang, 0), card=card.name,
-                  vram=number(card.vram_gb, lang, 0), price=money(hourly, lang),
+    # Without a count the price is per GPU ("H100 node nasıl sipariş ederim?"), never "1 × H100".
+    lines = [text("order_card_line" if gpus else "order_card_line_per_gpu", lang, count=number(count, lang, 0),
+                  card=card.name, vram=number(card.vram_gb, lang, 0), price=money(hourly, lang),
                   price_vat=money(price_with_vat(hourly, kb.pricing.vat_rate, to_cent=True), lang))]
     if names_topic(message, "monthly"):
         month = hourly * MONTH_HOURS

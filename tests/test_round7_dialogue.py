@@ -80,4 +80,6 @@ def test_a_named_configuration_gets_its_list_price_and_the_month_when_asked(lang
     assert money(8 * h100.price_usd_hour, lang) in lines[0]
     assert money(8 * h100.price_usd_hour * MONTH_HOURS, lang) in lines[1]
     assert len(order_lines("4x A100 nasıl sipariş ederim?", lang)) == 1  # no month asked
+    per_gpu = order_lines("H100 sunucusu nasıl sipariş ederim?", lang)
+    assert "×" not in per_gpu[0] and money(h100.price_usd_hour, lang) in per_gpu[0]  # no count: the price per GPU
     assert order_lines("çoklu GPU nasıl sipariş ederim?", lang) == []  # no card named
