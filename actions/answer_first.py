@@ -83,6 +83,15 @@ def needs_quote(slots: Mapping[Text, Any], advice: Any = None) -> bool:
     return bool(advice is not None and advice.needs_quote)
 
 
+def quote_offer_response(message: Text) -> Text:
+    """The offer that follows an answer needing several GPUs: the order process with the quote offer when the
+    message asks how to order ("4 A100s for this job, how do I order?", round 7), else the quote-or-person offer.
+    Both end in the quote offer that a typed yes accepts (actions/language.py OFFERS)."""
+    from bot.text.topics import names_topic
+
+    return "utter_order_multi_gpu" if names_topic(message, "order") else "utter_estimate_offer_quote"
+
+
 def first_answer(slots: Mapping[Text, Any], lang: Text, message: Text = "", advice: Any = None) -> Optional[Text]:
     """The card for the job with the defaults taken, and what was assumed, and a word on each card ``message``
     names (actions/named_cards.py); None when it cannot be computed. ``advice``: first_advice(slots), when known."""

@@ -230,7 +230,9 @@ class ActionEstimate(Action):
             dispatcher.utter_message(image=image)
         if advice.needs_quote and tracker.get_slot("pending_offer") != "quote":
             # (not again when the previous turn offered it: the first answer of a multi-GPU job does)
-            dispatcher.utter_message(response="utter_estimate_offer_quote")
+            from actions.answer_first import quote_offer_response
+
+            dispatcher.utter_message(response=quote_offer_response(tracker.latest_message.get("text") or ""))
         elif first_estimate:
             # Examples of changes the customer has not tried yet (bot.present.render.render_estimate_hint).
             dispatcher.utter_message(text=render_estimate_hint(advice, lang))

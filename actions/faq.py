@@ -159,14 +159,17 @@ class ActionAnswerFaq(Action):
             # job (issue 21, round 4), not the general answer.
             dispatcher.utter_message(text=whatif)
             return []
-        from actions.faq_followups import card_price_reply, followup_topic
+        from actions.faq_followups import card_price_reply, followup_topic, pasted_data_reply
 
         card_price = card_price_reply(tracker, topic, lang)
         if card_price:
             # "So which card now, and per hour?" after an estimate: the job's card and price first, not the price
-            # list (issue 21, round 5).
+            # list (issue 21, round 5); the job's total with and without KDV when it is asked (round 7).
             dispatcher.utter_message(text=card_price)
             return []
+        # Training records pasted with "is this format fine?": their format first, then the general answer.
+        for line in filter(None, [pasted_data_reply(tracker, topic, lang)]):
+            dispatcher.utter_message(text=line)
         answer = faq_answer(topic, lang) if topic else None
         later = followup_topic(tracker, topic, lang, answer)
         if later != topic:

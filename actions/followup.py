@@ -141,12 +141,13 @@ class _Answer:
         card = self.choice.card
         pool = [c for c in self.advice.cards if c.status != "no_fit"]
         fastest = max(pool, key=lambda c: (c.tokens_per_second or 0, -c.price_usd_hour))
+        # "I'm in a hurry": the fastest card with its hours and cost for this job (round 7), not only its speed.
         if fastest.card_id == card.card_id:
-            return [text("followup_fastest_already", self.lang, card=card.name)]
+            return [text("followup_fastest_already", self.lang, card=card.name)] + self.hours(fastest.card_id)
         return [text("followup_faster", self.lang, other=fastest.name, card=card.name, speed=self.speed(fastest, card),
                      other_price=self.money(fastest.price_usd_hour),
                      other_per_million=self.money(fastest.cost_per_million_tokens_usd or 0),
-                     per_million=self.money(card.cost_per_million_tokens_usd or 0))]
+                     per_million=self.money(card.cost_per_million_tokens_usd or 0))] + self.hours(fastest.card_id)
 
 
 def followup_answer(message: Text, slots: Mapping[Text, Any], lang: Text, kb=None) -> Text:

@@ -304,14 +304,14 @@ class ValidateEstimateForm(FormValidationAction):
         if not answer:
             return None
         dispatcher.utter_message(text=answer)
-        from actions.answer_first import needs_quote
+        from actions.answer_first import needs_quote, quote_offer_response
 
         if needs_quote(slots, advice) and tracker.get_slot("pending_offer") != "quote":
             # Several GPUs or a cluster: the quote or a person is offered with the first answer (its buttons; a
-            # typed yes is read through pending_offer, actions/language.py OFFERS); not again right after the
-            # previous turn offered it (the first answer given again with a value: round 7, "4 ta gpu" then
-            # "don't know" repeated the offer word for word).
-            dispatcher.utter_message(response="utter_estimate_offer_quote")
+            # typed yes is read through pending_offer, actions/language.py OFFERS), how to order when asked; not
+            # again right after the previous turn offered it (the first answer given again with a value: round 7,
+            # "4 ta gpu" then "don't know" repeated the offer word for word).
+            dispatcher.utter_message(response=quote_offer_response(message))
         updates[ANSWERED_FIRST_SLOT] = True
         updates[FIRST_ANSWER_STACK_SLOT] = advice.plan.stack  # what a stack named next is compared with
         events = [SlotSet(name, value) for name, value in updates.items()]

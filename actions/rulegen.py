@@ -34,7 +34,7 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
     "unsupported_language": "utter_languages_supported",
     # Issue 13: answered the same way outside and inside both forms, which then carry on.
     "capabilities": "utter_capabilities",
-    "order_multi_gpu": "utter_order_multi_gpu",
+    "order_multi_gpu": "action_order_multi_gpu",  # the card asked about with its price, the process (round 7)
     "compare_options": "action_compare_options",
     "ask_about_answer": "action_answer_followup",
     "other_workload": "utter_other_workload",

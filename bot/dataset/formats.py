@@ -170,3 +170,34 @@ def qa_example(question: Any, answer: Any) -> Parsed:
     if question is None or answer is None or not str(question).strip() or not str(answer).strip():
         return Problem("empty_field")
     return Example("qa", (("user", str(question)), ("assistant", str(answer))))
+
+
+# A message that pastes a few records into the chat ("is this format fine?"): JSON objects tried, at most.
+PASTED_OBJECTS_TRIED = 40
+
+
+def pasted_records(text: str) -> List[Tuple[Optional[str], Parsed]]:
+    """The training records pasted into a chat message, each with its format (None: none known) and its reading:
+    JSONL lines, which the chat may join into one line, or one record over several lines, with words around them.
+    Only records in one of the known formats count (a config.json or any other JSON is not training data). At most
+    ``PASTED_OBJECTS_TRIED`` objects are tried."""
+    import json
+
+    decoder = json.JSONDecoder()
+    found: List[Dict[str, Any]] = []
+    start = (text or "").find("{")
+    for _ in range(PASTED_OBJECTS_TRIED):
+        if start < 0:
+            break
+        try:
+            record, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth ("[[[[...")
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(record, dict):
+            found.append(record)
+        start = text.find("{", end)
+    formats = [detect_format(record) for record in found]
+    if not any(formats):
+        return []
+    return [(fmt, parse_record(record)) for fmt, record in zip(formats, found)]

@@ -15,7 +15,8 @@ import yaml
 from bot.text.normalize import fold
 from bot.text.numbers import LEXICON_PATH, PhraseTable, tokenize
 
-TOPICS = ("serving", "memory", "compare_card", "price_cap", "total_budget", "training")
+TOPICS = ("serving", "memory", "compare_card", "price_cap", "total_budget", "training", "total_cost",
+          "order", "download", "monthly")
 
 
 @lru_cache(maxsize=1)

@@ -81,6 +81,7 @@ COVERING_WINNER = {frozenset({"order_multi_gpu", "request_quote"}): "order_multi
 # is the abilities question: that answer says how to get an estimate too (issue 21 #4).
 COVERING_WITHOUT_VALUES = {frozenset({"capabilities", "estimate"}): "capabilities"}
 JOB_INTENTS = ("estimate", "inform")
+DATA_PREP_INTENT = "faq_data_prep"
 OTHER_WORKLOAD_INTENT = "other_workload"
 # A formal request that names the model and the method ("this unit plans the full training of Llama 3.1 8B on our
 # internal documents; please state the configuration and cost") reads like the other-workload answer's letters to a
@@ -237,6 +238,13 @@ def looks_like_data(text: str) -> bool:
     """The message is a JSON object or array (or looks like one): data pasted or sent by a script, not words."""
     stripped = text.strip()
     return len(stripped) >= 2 and stripped[0] + stripped[-1] in ("{}", "[]")
+
+
+def pastes_training_records(text: str) -> bool:
+    """The message holds records in a training format (prompt/completion, instruction/output, messages ...)."""
+    from bot.dataset.formats import pasted_records
+
+    return bool(pasted_records(text))
 
 
 def asks_if_enough(text: str, values: Optional["MessageValues"] = None) -> bool:
@@ -535,7 +543,11 @@ class IntentGuard(GraphComponent):
     def _complete_request(message: Message, values: "MessageValues") -> bool:
         from bot.text.followups import names_other_workload
 
+        from bot.assistant.components.order_requests import ORDER_INTENTS, order_with_job
+
         intent = IntentGuard._intent(message)
+        if intent in ORDER_INTENTS:  # round 7: an order or a quote with the whole job gets the estimate first
+            return order_with_job(intent, values.parsed)
         if intent == OTHER_WORKLOAD_INTENT and names_other_workload(message.get(TEXT) or ""):
             return False  # image or vision work keeps its answer; serving a named model was routed before
         if intent not in COMPLETE_REQUEST_MISTAKEN_FOR or IntentGuard._card_size_question(message):
@@ -551,19 +563,31 @@ class IntentGuard(GraphComponent):
             intent == NO_WORDS_INTENT and bool(ranked) and ranked[0] in SOCIAL_VALUE_BLIND_INTENTS + JOB_INTENTS)
         return JOB_VALUE_FIELDS + ("method",) if social else JOB_VALUE_FIELDS
 
-    def _route(self, message: Message) -> Optional[Text]:
-        """The intent this message must have whatever the classifier said, or None to keep the classifier's."""
-        text = message.get(TEXT) or ""
+    @staticmethod
+    def _route_by_shape(text: str) -> Optional[Text]:
+        """The intent a message gets from its shape alone: no words, a config.json, records, other JSON."""
         if not any(ch.isalnum() for ch in text) or is_keyboard_mash(text) or is_latin_mash(text):
             return NO_WORDS_INTENT
-        if self.is_pasted_config(text):
+        if IntentGuard.is_pasted_config(text):
             # A config.json pasted into the chat (issue 9 #8) reads as English or anything: it gives the model
             return JOB_VALUES_INTENT
+        if pastes_training_records(text):
+            # A few lines of the customer's training data pasted with "is this format fine?" (round 7): a question
+            # about their data, answered with the records' format and the data-preparation answer (actions/faq.py).
+            return DATA_PREP_INTENT
         if looks_like_data(text):
             # JSON or a list that is no config.json: its keys read as English, but it is not the customer writing
             # English, so the answer is the "please say it in words" of the conversation's language, not the
             # bilingual "I speak only Persian and Turkish" (issue 20, finding 9).
             return NO_WORDS_INTENT
+        return None
+
+    def _route(self, message: Message) -> Optional[Text]:
+        """The intent this message must have whatever the classifier said, or None to keep the classifier's."""
+        text = message.get(TEXT) or ""
+        by_shape = self._route_by_shape(text)
+        if by_shape:
+            return by_shape
         values = MessageValues(text)
         if message.get(DETECTED_LANGUAGE) == "en" and not values.carries(ALL_VALUE_FIELDS):
             return UNSUPPORTED_LANGUAGE_INTENT
