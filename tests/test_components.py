@@ -216,7 +216,7 @@ def test_guard_reads_a_changed_method_in_a_thanks_or_a_no_as_a_change_of_the_job
     ("نه نه", False), ("haha", False),
 ])
 def test_keyboard_mash_is_recognised_word_by_word(text, mash):
-    from bot.assistant.components.language_normalizer import is_keyboard_mash
+    from bot.assistant.components.keyboard_mash import is_keyboard_mash
 
     assert is_keyboard_mash(text) is mash
 
@@ -224,7 +224,7 @@ def test_keyboard_mash_is_recognised_word_by_word(text, mash):
 def _runs_by_definition(word: str) -> bool:
     """The definition, written as plainly as it reads (exponential, so only for short words): the word cuts into
     pieces of three or more letters, each a stretch of one keyboard row in either direction."""
-    from bot.assistant.components.language_normalizer import KEYBOARD_ROWS
+    from bot.assistant.components.keyboard_mash import KEYBOARD_ROWS
 
     def on_a_row(piece: str) -> bool:
         return any(piece in row or piece in row[::-1] for row in KEYBOARD_ROWS)
@@ -239,7 +239,7 @@ _ROW_LETTERS = "".join(sorted(set("qwertyuıopğüasdfghjklşizxcvbnmöçضصث�
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet=_ROW_LETTERS, min_size=3, max_size=11))
 def test_keyboard_runs_agree_with_the_plain_definition(word):
-    from bot.assistant.components.language_normalizer import _split_into_runs
+    from bot.assistant.components.keyboard_mash import _split_into_runs
 
     assert _split_into_runs(word) is _runs_by_definition(word)
 
@@ -251,7 +251,7 @@ def test_keyboard_runs_agree_with_the_plain_definition(word):
 def test_keyboard_mash_looks_at_each_letter_a_bounded_number_of_times(monkeypatch, word):
     """Linear, not exponential: the row look-ups grow with the length, at most one per letter and possible run
     length (a count, not a clock: the benchmark bench/bench_nlu_worst.py times it)."""
-    from bot.assistant.components import language_normalizer as guard
+    from bot.assistant.components import keyboard_mash as guard
 
     looked_up = []
     real = guard._along_a_row

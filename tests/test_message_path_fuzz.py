@@ -27,7 +27,8 @@ from rasa.nlu.tokenizers.whitespace_tokenizer import WhitespaceTokenizer
 from rasa.shared.nlu.training_data.message import Message
 
 from actions.handoff import contact_in_sentence
-from bot.assistant.components.language_normalizer import DETECTED_LANGUAGE, IntentGuard, is_keyboard_mash
+from bot.assistant.components.keyboard_mash import is_keyboard_mash
+from bot.assistant.components.language_normalizer import DETECTED_LANGUAGE, IntentGuard
 from bot.assistant.components.tokenizer import (FEATURIZED_WORD_CHARS, RASA_PUNCTUATION, LinearWhitespaceTokenizer,
                                                 blank_punctuation, blank_punctuation_in_one_pass)
 from bot.text.language import detect_language

@@ -19,7 +19,7 @@ from __future__ import annotations
 import pytest
 
 from bot.advisor.knowledge import load_knowledge
-from bot.assistant.components.language_normalizer import is_keyboard_mash
+from bot.assistant.components.keyboard_mash import is_keyboard_mash
 from bot.advisor.vat import price_with_vat
 from tests.e2e.helpers import (assert_language, domain_response as response, handed_over, joined, last_intent, payloads,
                                price_text, texts, tracker_slots)

@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-from bot.assistant.components.language_normalizer import is_keyboard_mash
+from bot.assistant.components.keyboard_mash import is_keyboard_mash
 from bot.present.render import faq_text
 from bot.tickets import TicketStore
 from tests.e2e.helpers import (assert_language, domain_response as response, domain_responses, joined, last_intent,
