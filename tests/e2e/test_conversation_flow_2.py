@@ -192,7 +192,7 @@ def test_job_values_in_a_finglish_greeting_reach_the_form(conversation):
 def test_job_values_in_a_short_greeting_reach_the_form(conversation, lang, text, values):
     c = conversation()
     replies = c.say(text)
-    assert latest_intent(c) == "inform"
+    assert latest_intent(c) in ("estimate", "inform")  # a job, not a greeting (both intents run the form)
     assert slots_of(c, *values) == values
     assert SEQ_LEN_BUTTON in payloads(replies), joined(replies)
 
