@@ -135,5 +135,13 @@ def test_a_card_fact_in_an_faq_answer_is_not_an_estimate():
     faq = next(text for text in faq_texts() if "80 GB" in text and "H100" in text)
     assert check_turn({"estimate": False}, [{"text": faq}], [], _tracker(), "tr" if "ı" in faq else "fa", set(),
                       CARDS) == []
-    own = [{"text": "Tahmin: 80 GB. Önerimiz H100."}]
+    own = [{"text": "Tahmin: 54,6 GB. Önerimiz H100."}]
     assert "gave an estimate here" in check_turn({"estimate": False}, own, [], _tracker(), "tr", set(), CARDS)
+
+
+def test_a_cards_memory_beside_its_name_is_not_an_estimate():
+    """The order answer prices "8 × H100 (80 GB)": the card's size, not the job's memory (blind set 7)."""
+    order = [{"text": "8 × H100 (80 GB): liste fiyatıyla toplam saatlik 39,92 dolar + KDV."}]
+    assert check_turn({"estimate": False}, order, [], _tracker(), "tr", set(), CARDS) == []
+    estimate = [{"text": "Önerimiz H100 (80 GB). Tek GPU'da yaklaşık 54,6 GB bellek gerekiyor."}]
+    assert "gave an estimate here" in check_turn({"estimate": False}, estimate, [], _tracker(), "tr", set(), CARDS)

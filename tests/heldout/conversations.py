@@ -302,6 +302,19 @@ def faq_texts() -> frozenset:
                      if (text := faq_text(topic, lang, kb, public_url=url)))
 
 
+@lru_cache(maxsize=1)
+def card_sizes() -> frozenset:
+    """The memory of every catalogue card, in GB as the answers print it."""
+    from bot.advisor.knowledge import load_knowledge
+
+    return frozenset(float(card.vram_gb) for card in load_knowledge().gpus)
+
+
+def _gb_value(match: "re.Match[str]") -> float:
+    number = re.match(r"\d+(?:[.,٫]\d+)?", match.group()).group()  # type: ignore[union-attr]
+    return float(number.replace(",", ".").replace("٫", "."))
+
+
 def _estimate_problems(expect: Dict[str, Any], replies: Sequence[dict], joined: str, slots: dict,
                        card_names: Sequence[str]) -> List[str]:
     """The estimate given or not, the model named, the slots kept, the question the bot asks next."""
@@ -312,8 +325,11 @@ def _estimate_problems(expect: Dict[str, Any], replies: Sequence[dict], joined: 
             or bool(slots.get("pending_offer"))
         # A card's "80 GB" inside a plain FAQ answer (H100 or A100?) is a fact about the card, not an estimate
         # (blind set 5): the GB figure is looked for outside the FAQ's own texts.
+        # Nor is a card's own memory ("8 × H100 (80 GB)" in the order answer, blind set 7): an estimate has a figure
+        # of the job's memory, which is no catalogue card's size (its range has two more).
         estimate_text = "\n".join(t for t in reply_texts(replies) if t not in faq_texts())
-        has_estimate = bool(GB_FIGURE.search(estimate_text)) and (has_card or quote_offered)
+        has_estimate = any(_gb_value(m) not in card_sizes() for m in GB_FIGURE.finditer(estimate_text)) \
+            and (has_card or quote_offered)
         if expect["estimate"] and not has_estimate:
             problems.append("no estimate (a GB figure and a card name)")
         if expect["estimate"] is False and has_estimate:
