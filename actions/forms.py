@@ -303,6 +303,11 @@ class ValidateEstimateForm(FormValidationAction):
         answer = first_answer(slots, lang, message, advice=advice) if advice is not None else None
         if not answer:
             return None
+        from actions.own_card import own_card_verdict
+
+        verdict = own_card_verdict(tracker, slots, lang)
+        if verdict:  # round 8: the own card was named, the model asked; its verdict first, then the cloud card
+            dispatcher.utter_message(text=verdict)
         dispatcher.utter_message(text=answer)
         from actions.answer_first import needs_quote, quote_offer_response
 

@@ -6,7 +6,7 @@ import logging
 from typing import Any, Dict, List, Optional, Text
 
 from rasa_sdk import Action, Tracker
-from rasa_sdk.events import SlotSet
+from rasa_sdk.events import ActiveLoop, SlotSet
 from rasa_sdk.executor import CollectingDispatcher
 
 from actions.common import conversation_language
@@ -54,4 +54,42 @@ class ActionOwnCard(Action):
             dispatcher.utter_message(text=kb.text("error_internal", lang))
             return []
         dispatcher.utter_message(text=render_own_card(result, lang, kb))
-        return [SlotSet("own_gpu", card_id)] if "own_gpu" in (domain.get("slots") or {}) else []
+        events = [SlotSet("own_gpu", card_id)] if "own_gpu" in (domain.get("slots") or {}) else []
+        if result.advice is None and not tracker.active_loop.get("name"):
+            # Round 8: no job yet; the estimate form asks which model, and the job that follows is judged on this
+            # card first (own_card_asked, actions/forms.py), then the cloud card.
+            events.append(ActiveLoop("estimate_form"))  # the form runs next and asks its `model` question
+        return events
+
+
+def own_card_asked(tracker: Tracker) -> bool:
+    """The bot's turn before the latest message was the own-card answer without a job (it asked which model)."""
+    seen_user = False
+    for event in reversed(tracker.events):
+        kind = event.get("event")
+        if kind == "user":
+            if seen_user:
+                return False
+            seen_user = True
+        elif seen_user and kind == "action" and event.get("name") == "action_own_card":
+            return True
+    return False
+
+
+def own_card_verdict(tracker: Tracker, slots: Dict[Text, Any], lang: Text) -> Optional[Text]:
+    """The job of the form's slots judged on the own card of the conversation; None when it cannot be."""
+    from actions.answer_first import _Slots, assumed_values
+    from bot.advisor.knowledge import load_knowledge
+    from bot.advisor.own_gpus import own_card_advice
+    from bot.present.render import render_own_card
+
+    card_id = tracker.get_slot("own_gpu")
+    if not card_id or not own_card_asked(tracker):
+        return None
+    kb = load_knowledge()
+    try:
+        result = own_card_advice(card_id, advice_request_fields(_Slots({**slots, **assumed_values(slots)})), kb)
+    except ValueError:
+        logger.exception("own card verdict failed for %s", card_id)
+        return None
+    return render_own_card(result, lang, kb)

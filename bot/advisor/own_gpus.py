@@ -17,7 +17,7 @@ from bot.advisor.advice import Advice, AdviceRequest, Alternative, _variant_plan
 from bot.advisor.estimator import estimate_memory
 from bot.advisor.knowledge import (DEFAULT_ROOT, InputError, Knowledge, duplicates,
                                    load_knowledge, usable_within_marketed)
-from bot.advisor.plans import default_plan
+from bot.advisor.plans import default_plan, sharded_plan
 from bot.knowledge import parse_file
 
 CAPACITY_SEQ_LEN = 2048   # the length the form suggests; the capacity table is computed at it
@@ -83,6 +83,9 @@ class OwnCardAdvice(BaseModel):
     status: Optional[str] = None          # the job on the own card: fits | tight | no_fit
     fixes: List[Any] = []                 # bot.advisor.advice.Alternative that fit the own card
     capacity: List[Capacity] = []         # without a job: the largest model per method
+    gpus: int = 1                         # how many of the card the customer has (round 8)
+    layout: Optional[str] = None          # several own cards: "ddp" (each holds the job) or the sharded layout
+    single_gib: Optional[float] = None    # several own cards: what the job needs on one card alone
 
 
 def _capacity(card: OwnGpu, kb: Knowledge) -> List[Capacity]:
@@ -108,8 +111,11 @@ def own_card_advice(card_id: str, job: Optional[Dict[str, Any]] = None,
     if not (job.get("model") or job.get("size_b") or job.get("custom_arch")) or not job.get("method"):
         return OwnCardAdvice(card=card, capacity=_capacity(card, kb))
     job.setdefault("seq_len", CAPACITY_SEQ_LEN)
-    advice = advise(AdviceRequest.from_values(**job), kb)
+    count = int(job.pop("gpus", None) or 1)
+    advice = advise(AdviceRequest.from_values(**job), kb)  # the cloud advice: the job as one card would run it
     estimate = advice.estimate
+    if count > 1:
+        return _on_several(card, count, advice, kb)
     status = recommend.classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib)
     fixes = []
     if status != "fits":
@@ -124,3 +130,17 @@ def own_card_advice(card_id: str, job: Optional[Dict[str, Any]] = None,
                 seen_smaller = True
             fixes.append(Alternative(kind=kind, per_gpu_gib=est.per_gpu_gib, high_gib=est.high_gib, **extra))
     return OwnCardAdvice(card=card, advice=advice, status=status, fixes=fixes[:3])
+
+
+def _on_several(card: OwnGpu, count: int, advice: Advice, kb: Knowledge) -> OwnCardAdvice:
+    """The job on ``count`` of the customer's cards (round 8): DDP when a whole copy fits each card safely, else
+    sharded (FSDP / ZeRO-3), memory per card; the one-card figure is kept only to say it does not apply."""
+    single = advice.estimate
+    layout = "ddp"
+    estimate = estimate_memory(sharded_plan(advice.plan, count, "ddp"))
+    if recommend.classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib) != "fits":
+        layout = "zero3"
+        estimate = estimate_memory(sharded_plan(advice.plan, count, "zero3"))
+    status = recommend.classify(estimate.per_gpu_gib, card.usable_gib, estimate.high_gib)
+    return OwnCardAdvice(card=card, advice=advice.copy(update={"estimate": estimate}), status=status, gpus=count,
+                         layout=layout, single_gib=single.per_gpu_gib)

@@ -93,6 +93,15 @@ def _compare_verdict(comparison, names: Dict[str, str], lang: str, kb: Knowledge
 # ---------------------------------------------------------------------------------------------- own card
 
 
+def _own_cards_layout(result, lang: str, kb: Knowledge) -> str:
+    """Several own cards (round 8): how the job is laid out on them and the memory per card."""
+    estimate = result.advice.estimate
+    key = "own_card_multi_ddp" if result.layout == "ddp" else "own_card_multi_sharded"
+    return kb.text(key, lang, count=number(result.gpus, lang, 0), card=result.card.name,
+                   need=gb(estimate.per_gpu_gib, lang), high=gb(estimate.high_gib, lang),
+                   single=gb(result.single_gib or estimate.per_gpu_gib, lang))
+
+
 def render_own_card(result, lang: str, kb: Optional[Knowledge] = None) -> str:
     """The customer's own card: the job on it (or what fits on it), then what CloudRUX offers."""
     _check_lang(lang)
@@ -113,10 +122,13 @@ def render_own_card(result, lang: str, kb: Optional[Knowledge] = None) -> str:
                 lines.append(_list_line(kb.text("own_card_capacity_none", lang, method=method), lang))
     else:
         estimate = advice.estimate
-        lines.append(kb.text(f"own_card_job_{result.status}", lang, card=card.name, usable=usable,
+        owned = card.name if result.gpus <= 1 else f"{number(result.gpus, lang, 0)} × {card.name}"
+        lines.append(kb.text(f"own_card_job_{result.status}", lang, card=owned, usable=usable,
                              model=advice.preset.display, method=kb.text(f"method_{advice.plan.method}", lang),
                              seq_len=number(advice.plan.seq_len, lang, 0), need=gb(estimate.per_gpu_gib, lang),
                              low=gb(estimate.low_gib, lang), high=gb(estimate.high_gib, lang)))
+        if result.gpus > 1:
+            lines.append(_own_cards_layout(result, lang, kb))
         if result.fixes:
             lines.append(kb.text("own_card_fixes_header", lang))
             for fix in result.fixes:

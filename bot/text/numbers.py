@@ -253,6 +253,9 @@ class Lexicon:
     # ``rewrites`` indexed by their first word (labels: the replacement), built by load_lexicon; apply_rewrites
     # builds it for a Lexicon made by hand.
     rewrite_table: Optional[PhraseTable] = None
+    # "instead of": the phrase before (fa, en) or after (tr) what is given up (round 8)
+    replaced_before: PhraseTable = field(default_factory=PhraseTable)
+    replaced_after: PhraseTable = field(default_factory=PhraseTable)
 
 
 def _folded_word(word) -> str:
@@ -335,7 +338,25 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         length_limit_words=_table({"limit": data.get("length_limit_words", [])}),
         declines_contact=_table(data["declines_contact"], order=("refuse", "here", "no_first", "cancel")),
         rewrite_table=_rewrite_table(rewrites),
+        replaced_before=_table({"replaced": data.get("replaced_before", [])}),
+        replaced_after=_table({"replaced": data.get("replaced_after", [])}),
     )
+
+
+def is_replaced(tokens: Sequence[Token], start: int, end: int, lexicon: "Lexicon",
+                suffixes: Iterable[str] = ()) -> bool:
+    """The name at tokens[start:end] is the one given up: "instead of" right before it («به جای QLoRA», "bejaye
+    A100") or "yerine" right after it ("QLoRA yerine", "QLoRA'nın yerine" with the suffix a separate word)."""
+    after = end
+    if after < len(tokens) and tokens[after].text in set(suffixes):
+        after += 1
+    if after < len(tokens) and lexicon.replaced_after.longest_at(tokens, after)[0]:
+        return True
+    for first in range(max(0, start - 3), start):
+        length = lexicon.replaced_before.longest_at(tokens, first)[0]
+        if length and first + length == start:
+            return True
+    return False
 
 
 def _rewrite_table(rewrites: List[Tuple[Phrase, str]]) -> PhraseTable:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple, cast
 
 from bot.text.parse.model_names import _catalogue_card, _family_of, _own_gpu_table, _strong_owned_ids
+from bot.text.numbers import is_replaced
 from bot.text.parse.quantities import _Tag
 from bot.text.parse.state import ParserState
 
@@ -140,6 +141,9 @@ class PhraseReader(ParserState):
             named = [tag for tag in named if id(tag) not in yardsticks and self._tied_to_the_job(tag, outside)]
             # a method chosen for the job and measured against another is no "X or Y" question
             self.method_measured = bool(named)
+        kept = [tag for tag in named if not is_replaced(self.tokens, tag.start, tag.end, self.lexicon,
+                                                        self.lexicon.separate_name_suffixes)]
+        named = kept or named  # "bejaye qlora, lora": the method given up is no choice; alone it still names one
         if named:
             label = named[-1].label
             self.result["method"] = {"full_strong": "full", "full_weak": "full"}.get(label, label)
