@@ -14,9 +14,9 @@ from actions.common import conversation_language
 from actions.dialogue_text import text
 
 
-@lru_cache(maxsize=2)
-def _slow_words(lang: Text) -> Pattern[str]:
-    words = [_matching_form(word) for word in text("complaint_slow_words", lang).split(",") if word.strip()]
+@lru_cache(maxsize=4)
+def _words(key: Text, lang: Text) -> Pattern[str]:
+    words = [_matching_form(word) for word in text(key, lang).split(",") if word.strip()]
     alternatives = "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
     return re.compile(rf"(?<!\w)(?:{alternatives})")
 
@@ -31,8 +31,30 @@ def _matching_form(phrase: Text) -> Text:
 
 def says_slow(message: Text) -> bool:
     """The complaint is about a run being slow or not finishing (knowledge/dialogue.yml complaint_slow_words)."""
+    return _says("complaint_slow_words", message)
+
+
+def says_out_of_memory(message: Text) -> bool:
+    """The complaint is about running out of GPU memory (knowledge/dialogue.yml complaint_oom_words)."""
+    return _says("complaint_oom_words", message)
+
+
+def _says(key: Text, message: Text) -> bool:
     folded = _matching_form(message)
-    return any(_slow_words(lang).search(folded) for lang in ("fa", "tr"))
+    return any(_words(key, lang).search(folded) for lang in ("fa", "tr"))
+
+
+def out_of_memory_job(tracker: Tracker, lang: Text) -> Optional[Text]:
+    """Round 8: out of memory with the model and the method named: the job's first answer (its memory and the card
+    that holds it safely), introduced; None otherwise."""
+    from actions.answer_first import first_answer, job_known
+
+    message = tracker.latest_message.get("text") or ""
+    slots = tracker.current_slot_values()
+    if not says_out_of_memory(message) or not job_known(slots):
+        return None
+    answer = first_answer(slots, lang, message)
+    return text("complaint_oom_job", lang) + "\n" + answer if answer else None
 
 
 def slow_card_complaint(message: Text, lang: Text, kb: Any = None) -> Optional[Text]:
@@ -56,9 +78,13 @@ class ActionComplaint(Action):
 
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
-        reply = slow_card_complaint(tracker.latest_message.get("text") or "", conversation_language(tracker))
+        lang = conversation_language(tracker)
+        reply = slow_card_complaint(tracker.latest_message.get("text") or "", lang)
         if reply:
             dispatcher.utter_message(text=reply)
         else:
             dispatcher.utter_message(response="utter_complaint")
+        job = out_of_memory_job(tracker, lang)
+        if job:
+            dispatcher.utter_message(text=job)
         return []
