@@ -45,6 +45,8 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
     "complaint_price": "utter_complaint_price",
     "dataset_question": "utter_dataset_how",
     "card_facts": "action_card_facts",
+    # Round 8: the cards at or under an hourly price.
+    "cards_under_price": "action_cards_by_price",
 }
 
 # Inside a form the general answer does not fit: utter_thank suggests trying another value of an estimate that
