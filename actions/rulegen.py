@@ -57,7 +57,7 @@ IN_FORM_ANSWERS: Dict[str, str] = {"thank": "utter_thank_in_form", "greet": "utt
 # A card's price asked in the middle of the estimate form (the answer-first card given, the budget asked) is
 # answered and the form left: resuming it would close it with its defaults and print the whole estimate, memory
 # figures and all, under a price question (issue 21, round 2). The values stay; the next value re-runs the form.
-LEAVES_ESTIMATE_FORM = ("card_facts",)
+LEAVES_ESTIMATE_FORM = ("card_facts", "cards_under_price")
 
 # The form answers these itself (a hint and the same question), so they never interrupt it.
 FORM_READS_ITSELF = ("nlu_fallback",)
