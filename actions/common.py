@@ -24,14 +24,15 @@ CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challe
                           "unsupported_language", "request_human", "request_quote", "goodbye", "deny",
                           "compare_options", "own_card", "complaint", "capabilities", "order_multi_gpu",
                           "switch_language", "dataset_upload", "ask_about_answer", "other_workload",
-                          "buy_hardware", "complaint_price", "dataset_question", "card_facts")
+                          "buy_hardware", "complaint_price", "dataset_question", "card_facts",
+                          "cards_under_price")
 # Intents answered in the middle of the handoff form, which then asks its question again (the generated rules of
 # actions/rulegen.py; every FAQ intent too). The rest is read by the form: yes/no, a contact, or a re-ask.
 HANDOFF_CHITCHAT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "bot_challenge",
                                   "unsupported_language", "compare_options", "own_card", "capabilities",
                                   "order_multi_gpu", "switch_language", "ask_about_answer",
                                   "other_workload", "buy_hardware", "complaint_price", "dataset_question",
-                                  "card_facts")
+                                  "card_facts", "cards_under_price")
 # Intents that do not count as a successful turn for the "two failed turns" counter.
 UNCERTAIN_INTENTS = ("nlu_fallback", "out_of_scope", "inform", "estimate", "affirm", "deny", "dont_know")
 

@@ -140,6 +140,35 @@ class ActionAnswerFaq(Action):
             return False
         return job_known(tracker.slots) and bool(read_stack(tracker.latest_message.get("text") or ""))
 
+    @staticmethod
+    def _stack_first_answer(dispatcher: CollectingDispatcher, tracker: Tracker, lang: Text) -> bool:
+        """ "Which stack are these figures for? I use Unsloth" while the estimate form is open on a known job (the
+        first answer given, a question pending): the first answer again with that stack (round 8), then the form
+        carries on; False when there is no such answer to give."""
+        from bot.text.stack_names import read_stack
+
+        from actions.answer_first import first_answer, job_known
+
+        message = tracker.latest_message.get("text") or ""
+        if (tracker.active_loop or {}).get("name") != "estimate_form" or not read_stack(message):
+            return False
+        slots = tracker.current_slot_values()
+        answer = first_answer(slots, lang, message) if job_known(slots) else None
+        if answer:
+            dispatcher.utter_message(text=answer)
+        return bool(answer)
+
+    @staticmethod
+    def _named_stack(dispatcher: CollectingDispatcher, tracker: Tracker, lang: Text) -> None:
+        """The stacks FAQ names the stack the question named ("I use Axolotl"): its figures on request (round 8)."""
+        from bot.advisor.knowledge import load_knowledge
+        from bot.advisor.stacks import stack
+        from bot.text.stack_names import read_stack
+
+        named = read_stack(tracker.latest_message.get("text") or "")
+        if named:
+            dispatcher.utter_message(text=load_knowledge().text("faq_stack_named", lang, stack=stack(named).name))
+
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
         intent = latest_intent(tracker) or ""
@@ -151,6 +180,8 @@ class ActionAnswerFaq(Action):
             from actions.estimate import ActionEstimate
 
             return await ActionEstimate().run(dispatcher, tracker, domain)
+        if topic == "stacks" and self._stack_first_answer(dispatcher, tracker, lang):
+            return []
         from actions.compare import card_whatif_reply
 
         whatif = card_whatif_reply(tracker, lang)
@@ -189,6 +220,8 @@ class ActionAnswerFaq(Action):
                 dispatcher.utter_message(text=line)
             elif topic in PRICE_TOPICS:
                 self._named_card_prices(dispatcher, tracker, lang)
+            elif topic == "stacks":
+                self._named_stack(dispatcher, tracker, lang)
         else:
             dispatcher.utter_message(response="utter_faq_missing")
         return []

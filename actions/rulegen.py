@@ -45,6 +45,8 @@ CHITCHAT_ANSWERS: Dict[str, str] = {
     "complaint_price": "utter_complaint_price",
     "dataset_question": "utter_dataset_how",
     "card_facts": "action_card_facts",
+    # Round 8: the cards at or under an hourly price.
+    "cards_under_price": "action_cards_by_price",
 }
 
 # Inside a form the general answer does not fit: utter_thank suggests trying another value of an estimate that
@@ -55,7 +57,7 @@ IN_FORM_ANSWERS: Dict[str, str] = {"thank": "utter_thank_in_form", "greet": "utt
 # A card's price asked in the middle of the estimate form (the answer-first card given, the budget asked) is
 # answered and the form left: resuming it would close it with its defaults and print the whole estimate, memory
 # figures and all, under a price question (issue 21, round 2). The values stay; the next value re-runs the form.
-LEAVES_ESTIMATE_FORM = ("card_facts",)
+LEAVES_ESTIMATE_FORM = ("card_facts", "cards_under_price")
 
 # The form answers these itself (a hint and the same question), so they never interrupt it.
 FORM_READS_ITSELF = ("nlu_fallback",)

@@ -150,3 +150,19 @@ def _cheaper(results: List[OptionResult]) -> Optional[str]:
     if all(r.cost_per_million_tokens_usd is not None for r in usable):
         return min(usable, key=lambda r: cast(float, r.cost_per_million_tokens_usd)).option
     return None
+
+
+def cards_within_price(kb: Knowledge, usd_hour: float, *, includes_vat: bool = False,
+                       job: Optional[Dict[str, Any]] = None) -> List[str]:
+    """The catalogue cards whose hourly price (without VAT, or with it when ``includes_vat``) is at or under
+    ``usd_hour``, cheapest first; with ``job`` (AdviceRequest fields) only those that hold it on one GPU (round 8)."""
+    def price(card: Any) -> float:
+        return kb.pricing.with_vat(card.price_usd_hour) if includes_vat else card.price_usd_hour
+
+    cards = sorted((card for card in kb.gpus if price(card) <= usd_hour + 1e-9),
+                   key=lambda card: (price(card), card.vram_gb))
+    if not job:
+        return [card.id for card in cards]
+    holding = {fit.card_id for fit in advise(AdviceRequest.from_values(**job)).cards
+               if fit.status in ("fits", "tight") and fit.gpus == 1}
+    return [card.id for card in cards if card.id in holding]

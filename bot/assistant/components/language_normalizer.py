@@ -84,6 +84,10 @@ COVERING_WITHOUT_VALUES = {frozenset({"capabilities", "estimate"}): "capabilitie
 JOB_INTENTS = ("estimate", "inform")
 DATA_PREP_INTENT = "faq_data_prep"
 OTHER_WORKLOAD_INTENT = "other_workload"
+# An image or video model named with its memory or price asked ("DreamBooth on SDXL, how much memory?") reads like
+# the memory FAQ, the own-card question or nothing (round 8): the other-workload answer all the same.
+OTHER_WORKLOAD_MISTAKEN_FOR = JOB_INTENTS + JOB_ANSWERED_FAQS + ("own_card", NO_WORDS_INTENT, "out_of_scope",
+                                                                 "faq_methods", "faq_lora_quality")
 # A formal request that names the model and the method ("this unit plans the full training of Llama 3.1 8B on our
 # internal documents; please state the configuration and cost") reads like the other-workload answer's letters to a
 # bag of n-grams: with both values and no image work it is an estimate request (issue 21, round 5).
@@ -351,7 +355,8 @@ class IntentGuard(GraphComponent):
         (utter_other_workload), not the estimate form asking which LLM (blind set of 2026-12-03)."""
         from bot.text.followups import names_other_workload
 
-        if (message.get(INTENT) or {}).get("name") not in JOB_INTENTS or values.carries(("model_id", "model_size_b")):
+        if (message.get(INTENT) or {}).get("name") not in OTHER_WORKLOAD_MISTAKEN_FOR or values.carries(
+                ("model_id", "model_size_b")):
             return False
         return names_other_workload(message.get(TEXT) or "")
 
@@ -412,6 +417,18 @@ class IntentGuard(GraphComponent):
 
         cards = IntentGuard._about_cards_alone(message, values, ONE_CARD_COMPARE_MISTAKEN_FOR)
         return len(cards) == 1 and names_topic(message.get(TEXT) or "", "compare_card")
+
+    @staticmethod
+    def _price_question(message: Message, values: "MessageValues") -> Optional[Text]:
+        """A quoted price with "so expensive!", or "which cards under $X an hour?" (round 8, price_questions.py)."""
+        from bot.assistant.components import price_questions as prices
+
+        text = message.get(TEXT) or ""
+        if prices.cards_under_price(text, values.parsed):
+            return prices.CARDS_UNDER_PRICE_INTENT
+        if prices.price_complaint(text, IntentGuard._intent(message) or "", values.parsed):
+            return prices.PRICE_COMPLAINT_INTENT
+        return None
 
     @staticmethod
     def _card_facts(message: Message, values: "MessageValues") -> bool:
@@ -483,6 +500,11 @@ class IntentGuard(GraphComponent):
         routed = self._serving(message, values)
         if routed:
             return routed
+        routed = self._price_question(message, values)
+        if routed:
+            return routed
+        if self._other_workload(message, values):  # before the own card: "FLUX on a 4090?" is image work
+            return OTHER_WORKLOAD_INTENT
         if self._one_card_comparison(message, values):
             return COMPARE_INTENT
         routed = self._own_card_or_comparison(message, values)
@@ -494,8 +516,6 @@ class IntentGuard(GraphComponent):
             return FOLLOWUP_INTENT
         if self._complete_request(message, values):
             return JOB_VALUES_INTENT
-        if self._other_workload(message, values):
-            return OTHER_WORKLOAD_INTENT
         routed = self._ambiguity_resolved(message)
         if routed:
             return routed
