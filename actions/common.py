@@ -116,6 +116,14 @@ def previous_turn_answer(tracker: Tracker) -> Optional[str]:
     return turn_answer(*turns[-2])
 
 
+def previous_turn_actions(tracker: Tracker) -> List[str]:
+    """The actions the bot ran in the turn before the latest user message."""
+    turns = user_turns(list(tracker.events))
+    if len(turns) < 2:
+        return []
+    return [str(event.get("name")) for event in turns[-2][1] if event.get("event") == "action"]
+
+
 def previous_user_event(tracker: Tracker) -> Optional[Dict[str, Any]]:
     """The user message before the latest one (within the previous turn the action payload holds)."""
     turns = user_turns(list(tracker.events))

@@ -64,16 +64,9 @@ class ActionOwnCard(Action):
 
 def own_card_asked(tracker: Tracker) -> bool:
     """The bot's turn before the latest message was the own-card answer without a job (it asked which model)."""
-    seen_user = False
-    for event in reversed(tracker.events):
-        kind = event.get("event")
-        if kind == "user":
-            if seen_user:
-                return False
-            seen_user = True
-        elif seen_user and kind == "action" and event.get("name") == "action_own_card":
-            return True
-    return False
+    from actions.common import previous_turn_actions
+
+    return "action_own_card" in previous_turn_actions(tracker)
 
 
 def own_card_verdict(tracker: Tracker, slots: Dict[Text, Any], lang: Text) -> Optional[Text]:

@@ -271,6 +271,9 @@ class IntentGuard(GraphComponent):
         if pair in COVERING_WITHOUT_VALUES and not IntentGuard.carries_values(message.get(TEXT) or ""):
             return COVERING_WITHOUT_VALUES[pair]
         faq_and_job = any(name.startswith("faq_") for name in pair) and any(name in JOB_INTENTS for name in pair)
+        if faq_and_job and IntentGuard._card_size_question(message):
+            # "is a 24 GB card enough for this job?": the memory FAQ with the job's line, whichever ranked first
+            return next(name for name in sorted(pair) if name.startswith("faq_"))
         if faq_and_job or set(pair) in COVERING_PAIRS:
             return first
         return None
@@ -520,8 +523,16 @@ class IntentGuard(GraphComponent):
         if routed:
             return routed
         if self._values_lost(message) and (values.carries(self._value_fields(message)) or describes_data(values)):
-            return JOB_VALUES_INTENT
+            return self._values_answer(message)
         return None
+
+    @staticmethod
+    def _values_answer(message: Message) -> Text:
+        """Where a message whose values the classifier's answer would lose goes: the job's values, or, for "is a 24 GB
+        card enough for this job?" that fell between a job and the own-card question, the memory FAQ with the job."""
+        if IntentGuard._intent(message) == NO_WORDS_INTENT and IntentGuard._card_size_question(message):
+            return MEMORY_FAQ_INTENT
+        return JOB_VALUES_INTENT
 
     def process(self, messages: List[Message]) -> List[Message]:
         for message in messages:
