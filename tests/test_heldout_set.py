@@ -145,3 +145,12 @@ def test_a_cards_memory_beside_its_name_is_not_an_estimate():
     assert check_turn({"estimate": False}, order, [], _tracker(), "tr", set(), CARDS) == []
     estimate = [{"text": "Önerimiz H100 (80 GB). Tek GPU'da yaklaşık 54,6 GB bellek gerekiyor."}]
     assert "gave an estimate here" in check_turn({"estimate": False}, estimate, [], _tracker(), "tr", set(), CARDS)
+
+
+@pytest.mark.parametrize("kept,wanted,same", [("rtx-a6000", "A6000", True), ("own-a100-80gb", "A100", True),
+                                              ("rtx-3060-12gb", "RTX 3060", True), ("own-a100-80gb", "A10", False),
+                                              ("rtx-4090", "RTX 3090", False)])
+def test_an_own_card_is_compared_by_its_name_inside_the_id(kept, wanted, same):
+    from tests.heldout.conversations import _same_value
+
+    assert _same_value(kept, wanted, "own_gpu") is same

@@ -219,8 +219,11 @@ def _same_value(actual: Any, wanted: Any, slot: str = "") -> bool:
         except (TypeError, ValueError):
             return False
     if slot == "own_gpu" and actual is not None:
-        # the bot keeps the catalogue id ("rtx-3060-12gb"), a person writes the name ("RTX 3060")
-        return squash(str(actual)).startswith(squash(str(wanted)))
+        # the bot keeps the catalogue id ("rtx-3060-12gb", "own-a100-80gb"), a person writes the name ("RTX 3060",
+        # "A6000", "A100"): the name is whole parts of the id in a row (A10 is not A100)
+        parts = [squash(part) for part in str(actual).split("-")]
+        runs = {"".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1)}
+        return squash(str(wanted)) in runs
     return str(actual).casefold() == str(wanted).casefold()
 
 
