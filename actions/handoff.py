@@ -94,6 +94,7 @@ class ValidateHandoffForm(FormValidationAction):
                 return [SlotSet(REQUESTED_SLOT, None)]
             updates = self._contact_with_the_request(tracker, contact)
             contact = updates.get("handoff_contact", contact)
+            consent = updates.get("handoff_consent", consent)
 
         if consent is None:
             next_slot: Optional[str] = "handoff_consent"
@@ -109,12 +110,18 @@ class ValidateHandoffForm(FormValidationAction):
 
     @staticmethod
     def _contact_with_the_request(tracker: Tracker, contact: Optional[str]) -> Dict[Text, Any]:
-        """ "I'd like to talk to someone, my number is ...": the contact given with the request is kept, so with
-        consent the ticket opens without asking for it again (issue 21, hand-over state). Consent is still asked."""
+        """ "I'd like to talk to someone, my number is ...", "ok, I want the quote, mail: ...": a contact typed into
+        the request (or the yes to the offer) is given as clearly as one typed after the consent question, so the
+        ticket opens in this turn with it and nothing is asked (round 9; the confirmation carries the short KVKK
+        note, utter_ticket_contact_kvkk). A message that also refuses ("don't call 0532...") keeps nothing and
+        consent is asked as before."""
         if contact:
             return {}
-        found = contact_in_sentence((tracker.latest_message.get("text") or "").strip())
-        return {"handoff_contact": found.value} if found is not None else {}
+        text = (tracker.latest_message.get("text") or "").strip()
+        found = contact_in_sentence(text)
+        if found is None or decline_labels(text):
+            return {}
+        return {"handoff_contact": found.value, "handoff_consent": True}
 
     @staticmethod
     def _notice_events(tracker: Tracker) -> List[EventType]:
