@@ -148,6 +148,10 @@ class ValidateHandoffForm(FormValidationAction):
                     requested: Optional[str]) -> Dict[Text, Any]:
         intent = latest_intent(tracker)
         text = (tracker.latest_message.get("text") or "").strip()
+        if decline_labels(text) and _gives_estimate_values(intent, text):
+            # "No, never mind - what does Mistral 7B LoRA need?": nothing kept; Rasa rejects the form turn and the
+            # estimate form answers, after a short line that nothing was passed on (round 9, declined_offer.py).
+            return {}
         if requested in ("handoff_consent", "handoff_contact") and _declined(intent, text) == "cancel":
             # "No, I won't give my number, forget it": the request itself is dropped, so no ticket at all (the
             # consent rules stand: nothing of the message is kept). action_open_ticket says so (issue 21, round 3).

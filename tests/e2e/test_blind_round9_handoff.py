@@ -3,7 +3,8 @@
 1. A yes to the offered quote or person with the contact in the same message, or a request for a person that
    carries the contact: the ticket opens in that turn with that contact; the contact is not asked for again, and
    the contact stays out of both servers' logs.
-2. A no to the hand-over with a job question in the same message: the no is acknowledged and the job estimated
+2. A no to the hand-over with a job question in the same message: the no is acknowledged in one line
+   (knowledge/dialogue.yml offer_declined_brief) and the job estimated
    (model and method kept, memory and card), no ticket.
 3. Buying cards with "price quote" words: we rent, we do not sell (utter_rent_only), no hand-over; asking for a
    person afterwards starts it.
@@ -15,6 +16,7 @@ import re
 
 import pytest
 
+from actions.dialogue_text import text as dialogue_text
 from bot.tickets import TicketStore
 from tests.e2e.helpers import (assert_language, domain_response, domain_responses, handed_over, joined,
                                names_a_card, texts, tracker_slots)
@@ -104,7 +106,7 @@ def test_a_no_to_the_offer_with_a_job_question_gets_the_estimate(conversation, l
     assert slots.get("method") == method, slots
     assert size in str(slots.get("model_id") or "") + str(slots.get("model_size_b") or ""), slots
     assert names_a_card(text) and GB.search(text), text
-    assert domain_response("utter_offer_declined", lang) in texts(replies), text
+    assert dialogue_text("offer_declined_brief", lang) == texts(replies)[0], text
     assert not handed_over(c) and not _asks_for_contact(replies), text
 
 
@@ -121,6 +123,7 @@ def test_a_no_to_the_consent_question_with_a_job_question_gets_the_estimate(conv
     text = joined(replies)
     assert tracker_slots(c).get("method") == method, tracker_slots(c)
     assert names_a_card(text) and GB.search(text), text
+    assert dialogue_text("offer_declined_brief", lang) == texts(replies)[0], text
     assert not tracker_slots(c).get("ticket_id") and not _asks_for_contact(replies), text
 
 
