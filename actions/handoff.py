@@ -298,6 +298,17 @@ def _add_name(ticket_id: str, name: str) -> None:
         logger.warning("could not add the customer's name to ticket %s", ticket_id)
 
 
+def _notice_shown_in_this_handoff(tracker: Tracker) -> bool:
+    """The consent question (with or without its full notice) was asked since this hand-over began."""
+    for event in reversed(tracker.events):
+        if event.get("event") == "action" and event.get("name") == "utter_handoff_intro":
+            return False
+        if event.get("event") == "bot" and (event.get("metadata") or {}).get("utter_action") \
+                == "utter_ask_handoff_consent":
+            return True
+    return False
+
+
 def _declined(intent: Optional[str], text: str) -> Optional[str]:
     """bot.text.replies.declines_contact, except in a question a rule answers ("bu sohbetin kaydı tutuluyor mu?"
     names "this chat" but asks about KVKK): that question is answered first, then the form asks again; and except
@@ -451,6 +462,12 @@ class ActionOpenTicket(Action):
             await asyncio.to_thread(_add_name, ticket.id, name)
         if ticket.contact:
             dispatcher.utter_message(response="utter_ticket_opened", ticket_id=ticket.id, contact=ticket.contact)
+            if not _notice_shown_in_this_handoff(tracker):
+                # The contact came with the request itself (round 9): the KVKK notice the consent question carries
+                # was not shown, so its short form follows the confirmation.
+                from actions.dialogue_text import text as dialogue_text
+
+                dispatcher.utter_message(text=dialogue_text("handoff_contact_kvkk", conversation_language(tracker)))
         else:
             dispatcher.utter_message(response="utter_ticket_opened_anonymous", ticket_id=ticket.id)
         return clear + [SlotSet("ticket_id", ticket.id)]

@@ -2,7 +2,7 @@
 
 1. A yes to the offered quote or person with the contact in the same message, or a request for a person that
    carries the contact: the ticket opens in that turn with that contact; the contact is not asked for again, and
-   the contact stays out of both servers' logs.
+   the contact stays out of both servers' logs; the short KVKK notice follows the confirmation.
 2. A no to the hand-over with a job question in the same message: the no is acknowledged in one line
    (knowledge/dialogue.yml offer_declined_brief) and the job estimated
    (model and method kept, memory and card), no ticket.
@@ -48,6 +48,8 @@ def _assert_ticket_with(c, replies, lang: str, contact: str, rasa_server, action
     assert_language(replies, lang)
     text = joined(replies)
     assert not _asks_for_contact(replies), text
+    # The consent question's notice was never shown: its short form follows the confirmation.
+    assert dialogue_text("handoff_contact_kvkk", lang) in texts(replies), text
     ticket_id = tracker_slots(c).get("ticket_id")
     assert ticket_id and ticket_id in text and TICKET_ID.search(text), text
     store = TicketStore()
