@@ -65,7 +65,7 @@ def _assert_ticket_with(c, replies, lang: str, contact: str, rasa_server, action
 # ------------------------------------------------------------------------- 1. yes + contact in one message
 
 @pytest.mark.parametrize("lang,message,contact", [
-    ("tr", "Peki, teklifi alalım. Adım Selin Aydın, selin.aydin@bulutyazilim.com.tr", "selin.aydin@bulutyazilim.com.tr"),
+    ("tr", "Peki, teklifi alalım. Adım Selin Aydın, selin.aydin@bulut.com.tr", "selin.aydin@bulut.com.tr"),
     ("tr", "olur teklif isterim, mailim: burak.ozt@firmam.net", "burak.ozt@firmam.net"),
     ("fa", "خیلی خب، پیش‌فاکتور رو می‌خوام. من نگار هستم، ایمیلم negar.kamali@sherkat.ir", "negar.kamali@sherkat.ir"),
     ("fa", "bashe pishfactor mikham, emailam reza.mohseni@gmail.com", "reza.mohseni@gmail.com"),
@@ -81,7 +81,7 @@ def test_a_yes_to_the_quote_with_the_contact_opens_the_ticket_at_once(conversati
 @pytest.mark.parametrize("lang,message,contact", [
     ("tr", "Bir satış temsilcisiyle görüşmek istiyorum, e-postam deniz.acar@ornekas.com", "deniz.acar@ornekas.com"),
     ("tr", "yetkili biriyle konusabilir miyim? mail adresim kerem.yildiz@veri.io", "kerem.yildiz@veri.io"),
-    ("fa", "می‌خوام با یکی از همکاراتون صحبت کنم، ایمیلم hamed.tavakoli@daneshgah.ac.ir", "hamed.tavakoli@daneshgah.ac.ir"),
+    ("fa", "می‌خوام با یکی از همکاراتون صحبت کنم، ایمیلم hamed.t@daneshgah.ac.ir", "hamed.t@daneshgah.ac.ir"),
 ])
 def test_a_request_for_a_person_with_the_contact_opens_the_ticket_at_once(conversation, rasa_server, action_server,
                                                                          lang, message, contact):
