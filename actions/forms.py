@@ -229,6 +229,11 @@ class ValidateEstimateForm(FormValidationAction):
             # action_validate_slot_mappings, and a filled form slot would stop Rasa from rejecting the form turn
             # on its own, so the turn is handed over explicitly; the form resumes after the answer.
             return [ActionExecutionRejected(self.form_name())]
+        from actions.declined_offer import LINE_KEY, declines_the_handoff
+
+        if declines_the_handoff(tracker):
+            # "No thanks, but what does Mistral 7B QLoRA need?" after a quote or person was offered (round 9).
+            dispatcher.utter_message(text=dialogue_text(LINE_KEY, conversation_language(tracker)))
         if answers and self._budget_fit_without_budget(tracker):
             # "Does it fit my budget?" and no amount known: the budget is asked for, never assumed.
             dispatcher.utter_message(text=dialogue_text("budget_fit_needs_budget", conversation_language(tracker)))

@@ -94,6 +94,7 @@ class ValidateHandoffForm(FormValidationAction):
                 return [SlotSet(REQUESTED_SLOT, None)]
             updates = self._contact_with_the_request(tracker, contact)
             contact = updates.get("handoff_contact", contact)
+            consent = updates.get("handoff_consent", consent)
 
         if consent is None:
             next_slot: Optional[str] = "handoff_consent"
@@ -109,12 +110,18 @@ class ValidateHandoffForm(FormValidationAction):
 
     @staticmethod
     def _contact_with_the_request(tracker: Tracker, contact: Optional[str]) -> Dict[Text, Any]:
-        """ "I'd like to talk to someone, my number is ...": the contact given with the request is kept, so with
-        consent the ticket opens without asking for it again (issue 21, hand-over state). Consent is still asked."""
+        """ "I'd like to talk to someone, my number is ...", "ok, I want the quote, mail: ...": a contact typed into
+        the request (or the yes to the offer) is given as clearly as one typed after the consent question, so the
+        ticket opens in this turn with it and nothing is asked (round 9; the confirmation carries the short KVKK
+        note, utter_ticket_contact_kvkk). A message that also refuses ("don't call 0532...") keeps nothing and
+        consent is asked as before."""
         if contact:
             return {}
-        found = contact_in_sentence((tracker.latest_message.get("text") or "").strip())
-        return {"handoff_contact": found.value} if found is not None else {}
+        text = (tracker.latest_message.get("text") or "").strip()
+        found = contact_in_sentence(text)
+        if found is None or decline_labels(text):
+            return {}
+        return {"handoff_contact": found.value, "handoff_consent": True}
 
     @staticmethod
     def _notice_events(tracker: Tracker) -> List[EventType]:
@@ -141,6 +148,10 @@ class ValidateHandoffForm(FormValidationAction):
                     requested: Optional[str]) -> Dict[Text, Any]:
         intent = latest_intent(tracker)
         text = (tracker.latest_message.get("text") or "").strip()
+        if decline_labels(text) and _gives_estimate_values(intent, text):
+            # "No, never mind - what does Mistral 7B LoRA need?": nothing kept; Rasa rejects the form turn and the
+            # estimate form answers, after a short line that nothing was passed on (round 9, declined_offer.py).
+            return {}
         if requested in ("handoff_consent", "handoff_contact") and _declined(intent, text) == "cancel":
             # "No, I won't give my number, forget it": the request itself is dropped, so no ticket at all (the
             # consent rules stand: nothing of the message is kept). action_open_ticket says so (issue 21, round 3).
@@ -285,6 +296,17 @@ def _add_name(ticket_id: str, name: str) -> None:
         ticket_store().add_note(ticket_id, name, author="customer", kind="note")
     except (ValueError, KeyError, *UNAVAILABLE):
         logger.warning("could not add the customer's name to ticket %s", ticket_id)
+
+
+def _notice_shown_in_this_handoff(tracker: Tracker) -> bool:
+    """The consent question (with or without its full notice) was asked since this hand-over began."""
+    for event in reversed(tracker.events):
+        if event.get("event") == "action" and event.get("name") == "utter_handoff_intro":
+            return False
+        if event.get("event") == "bot" and (event.get("metadata") or {}).get("utter_action") \
+                == "utter_ask_handoff_consent":
+            return True
+    return False
 
 
 def _declined(intent: Optional[str], text: str) -> Optional[str]:
@@ -440,6 +462,12 @@ class ActionOpenTicket(Action):
             await asyncio.to_thread(_add_name, ticket.id, name)
         if ticket.contact:
             dispatcher.utter_message(response="utter_ticket_opened", ticket_id=ticket.id, contact=ticket.contact)
+            if not _notice_shown_in_this_handoff(tracker):
+                # The contact came with the request itself (round 9): the KVKK notice the consent question carries
+                # was not shown, so its short form follows the confirmation.
+                from actions.dialogue_text import text as dialogue_text
+
+                dispatcher.utter_message(text=dialogue_text("handoff_contact_kvkk", conversation_language(tracker)))
         else:
             dispatcher.utter_message(response="utter_ticket_opened_anonymous", ticket_id=ticket.id)
         return clear + [SlotSet("ticket_id", ticket.id)]

@@ -103,6 +103,7 @@ ALL_VALUE_FIELDS = JOB_VALUE_FIELDS + ("budget_unlimited", "examples", "avg_toke
 # kadar?", "hourly price of the L40S?") reads like the price, memory or multi-GPU FAQ; it gets that card's facts
 # (action_card_facts), not the general answer or an estimate block.
 CARD_FACTS_INTENT = "card_facts"
+BUY_HARDWARE_INTENT = "buy_hardware"  # round 9: buying cards, also with "price quote" words (order_requests.py)
 CARD_FACTS_MISTAKEN_FOR = ("faq_prices_vat", "faq_vram", "faq_invoice", "faq_platform", "out_of_scope",
                            NO_WORDS_INTENT)
 # These only when the card's memory is asked ("B200 da var mı, belleği ne kadar?"): "4 A100'ü birlikte nasıl
@@ -445,6 +446,16 @@ class IntentGuard(GraphComponent):
             message.get(TEXT) or "", "memory")
 
     @staticmethod
+    def _buys_hardware(message: Message, values: "MessageValues") -> bool:
+        """Buying cards with "price quote" words: we rent, we do not sell (round 9, order_requests.py)."""
+        from bot.assistant.components.order_requests import BUY_MISTAKEN_FOR, buys_hardware
+
+        intent = IntentGuard._intent(message)
+        if intent not in BUY_MISTAKEN_FOR:
+            return False
+        return buys_hardware(intent, message.get(TEXT) or "", values.parsed, IntentGuard._named_cards(message))
+
+    @staticmethod
     def _complete_request(message: Message, values: "MessageValues") -> bool:
         from bot.text.followups import names_other_workload
 
@@ -506,6 +517,8 @@ class IntentGuard(GraphComponent):
         routed = self._price_question(message, values)
         if routed:
             return routed
+        if self._buys_hardware(message, values):
+            return BUY_HARDWARE_INTENT
         if self._other_workload(message, values):  # before the own card: "FLUX on a 4090?" is image work
             return OTHER_WORKLOAD_INTENT
         if self._one_card_comparison(message, values):

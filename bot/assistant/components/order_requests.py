@@ -41,3 +41,22 @@ def order_with_job(intent: str, parsed: Any) -> bool:
     if intent not in ORDER_INTENTS or not names_whole_job(parsed):
         return False
     return intent == ORDER_INTENT or needs_several_cards(parsed)
+
+
+BUY_INTENT = "buy_hardware"
+# What a purchase with "price quote" words is classified as (round 9): a quote, a person, an order.
+BUY_MISTAKEN_FOR = (QUOTE_INTENT, ORDER_INTENT, "request_human")
+
+
+def buys_hardware(intent: str, text: str, parsed: Any, cards: tuple) -> bool:
+    """ "2 adet L40S satın almak istiyoruz, fiyat teklifi verir misiniz?", «دو تا A100 بخریم، پیش‌فاکتور میدید؟»:
+    buying cards or servers, whatever quote or order words come with it - we rent, we do not sell (utter_rent_only);
+    a later explicit request for a person starts the hand-over. Not when renting is named too, nor with a whole
+    job (the estimate answers that, with its quote offer)."""
+    from bot.text.topics import names_topic
+
+    if intent not in BUY_MISTAKEN_FOR or not names_topic(text, "buy") or names_topic(text, "rent"):
+        return False
+    if names_whole_job(parsed):
+        return False
+    return bool(cards) or names_topic(text, "hardware")
