@@ -92,7 +92,16 @@ class ActionGoodbye(Action):
     async def run(self, dispatcher: CollectingDispatcher, tracker: Tracker,
                   domain: Dict[Text, Any]) -> List[Dict[Text, Any]]:
         from bot.advisor.knowledge import load_knowledge
+        from bot.text.topics import names_topic
 
+        if tracker.get_slot("ticket_id") and names_topic(_text(tracker), "availability"):
+            # "ben Deniz, yarın 10'dan sonra müsaitim" after the ticket reads like "see you tomorrow": it is for the
+            # staff, so it goes onto the open ticket (round 9).
+            from actions.fallback import ActionDefaultFallback
+
+            added = await ActionDefaultFallback._to_the_open_ticket(dispatcher, tracker)
+            if added is not None:
+                return added
         lang = conversation_language(tracker)
         wish = returned("wishes", _text(tracker), lang)
         if wish:

@@ -16,7 +16,8 @@ from bot.text.normalize import fold
 from bot.text.numbers import LEXICON_PATH, PhraseTable, tokenize
 
 TOPICS = ("serving", "memory", "compare_card", "price_cap", "total_budget", "training", "total_cost",
-          "order", "download", "monthly", "price_complaint", "card_list", "buy", "rent", "hardware")
+          "order", "download", "monthly", "price_complaint", "card_list", "buy", "rent", "hardware",
+          "availability")
 
 
 @lru_cache(maxsize=1)
