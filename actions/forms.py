@@ -262,6 +262,7 @@ class ValidateEstimateForm(FormValidationAction):
             return answered_first
         if next_slot and not faq_pause and self._where_it_stands_is_news(tracker, updates, answers, social):
             self._say_where_it_stands(dispatcher, tracker, slots)
+        self._note_use_case(dispatcher, tracker, next_slot)
         events = [SlotSet(name, value) for name, value in updates.items()] + [SlotSet(REQUESTED_SLOT, next_slot)]
         return events + self._question_variant(tracker, next_slot)
 
@@ -284,6 +285,18 @@ class ValidateEstimateForm(FormValidationAction):
         # previous turn's would be a repeat (the question's own second wording follows instead).
         if message and message.strip() not in recent_bot_texts(tracker):
             dispatcher.utter_message(text=message)
+
+    @staticmethod
+    def _note_use_case(dispatcher: CollectingDispatcher, tracker: Tracker, next_slot: Optional[Text]) -> None:
+        """Round 9: "a law firm, we want a model that summarises contracts" and no model yet: a short line that the
+        use case is noted before the model question (knowledge/lexicon.yml topics use_case)."""
+        from bot.text.topics import names_topic
+
+        if next_slot != "model" or not names_topic(tracker.latest_message.get("text") or "", "use_case"):
+            return
+        line = dialogue_text("use_case_noted", conversation_language(tracker))
+        if line not in recent_bot_texts(tracker):
+            dispatcher.utter_message(text=line)
 
     def _answer_first(self, dispatcher: CollectingDispatcher, tracker: Tracker, slots: Dict[Text, Any],
                       next_slot: Optional[Text], updates: Dict[Text, Any]) -> Optional[List[EventType]]:

@@ -92,6 +92,9 @@ OTHER_WORKLOAD_MISTAKEN_FOR = JOB_INTENTS + JOB_ANSWERED_FAQS + ("own_card", NO_
 # internal documents; please state the configuration and cost") reads like the other-workload answer's letters to a
 # bag of n-grams: with both values and no image work it is an estimate request (issue 21, round 5).
 COMPLETE_REQUEST_MISTAKEN_FOR = JOB_ANSWERED_FAQS + (OTHER_WORKLOAD_INTENT,)
+# Round 9: "Qwen'i Türkçe verimizle QLoRA'lasak ne kadar bellek?" names the data's language, not a question about the
+# languages the bot speaks: with a model or a method in it, the job's values answer it (the estimate form).
+SUPPORT_LANGUAGES_FAQ = "faq_support_languages"
 # A question about the answer that names a card ("why not the 4090?", "how many hours on an A40?", "how many H100s
 # do I need?") reads like a card FAQ or a new estimate to a bag of n-grams; with no job value in it, it asks about
 # the current plan (issue 21 #3, bot/text/followups.py, actions/followup.py).
@@ -462,6 +465,8 @@ class IntentGuard(GraphComponent):
         from bot.assistant.components.order_requests import ORDER_INTENTS, order_with_job
 
         intent = IntentGuard._intent(message)
+        if intent == SUPPORT_LANGUAGES_FAQ:
+            return values.carries(("model_id", "model_size_b", "method"))
         if intent in ORDER_INTENTS:  # round 7: an order or a quote with the whole job gets the estimate first
             return order_with_job(intent, values.parsed)
         if intent == OTHER_WORKLOAD_INTENT and names_other_workload(message.get(TEXT) or ""):
