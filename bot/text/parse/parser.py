@@ -116,8 +116,8 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
         return ParsedValues()
     text, config = split_pasted_config(text)
     text = read_part(text)
-    parsed = _Parser(split_fields(text), kb if kb is not None else _default_kb(), expected, lexicon or load_lexicon()).run() \
-        if text.strip() else ParsedValues()
+    parsed = _Parser(split_fields(text), kb if kb is not None else _default_kb(), expected,
+                     lexicon or load_lexicon()).run() if text.strip() else ParsedValues()
     if config is not None:
         parsed = parsed.copy(update=read_pasted_config(config))
     else:
