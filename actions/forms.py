@@ -40,6 +40,8 @@ DONT_KNOW_VALUES: Dict[Text, Dict[Text, Any]] = {
 }
 DONT_KNOW_RESPONSES = {"seq_len": "utter_assumed_seq_len", "method": "utter_assumed_qlora",
                        "budget": "utter_assumed_no_budget", "model": "utter_model_dont_know"}
+# The method picked by what matters (round 9): said as an assumption the customer can change.
+PREFERENCE_RESPONSES = {"qlora": "utter_assumed_qlora", "lora": "utter_assumed_lora_quality"}
 # Interruptions answered in a line ("thanks", "hello"; a language switch says what is noted itself): the form's
 # question follows without a "Noted: ..." summary unless the message brought new values.
 SHORT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "switch_language")
@@ -224,16 +226,21 @@ class ValidateEstimateForm(FormValidationAction):
                   domain: DomainDict) -> List[EventType]:
         updates: Dict[Text, Any] = {}
         answers = self._answers_the_form(tracker)
-        if answers and self._left_to_rules(tracker):
+        if answers and (preferred := self._method_by_preference(tracker)):
+            # "hangisi ucuzsa o", «هر کدوم ارزون‌تره» to the method question (round 9): QLoRA (LoRA for quality),
+            # said as an assumption; the estimate follows as for any method given.
+            dispatcher.utter_message(response=PREFERENCE_RESPONSES[preferred])
+            updates = {"method": preferred, "failed_turns": 0.0}
+        elif answers and self._left_to_rules(tracker):
             # The rules answer this message (an FAQ, thanks, a comparison ...). Its values were already kept by
             # action_validate_slot_mappings, and a filled form slot would stop Rasa from rejecting the form turn
             # on its own, so the turn is handed over explicitly; the form resumes after the answer.
             return [ActionExecutionRejected(self.form_name())]
-        if answers and self._budget_fit_without_budget(tracker):
+        elif answers and self._budget_fit_without_budget(tracker):
             # "Does it fit my budget?" and no amount known: the budget is asked for, never assumed.
             dispatcher.utter_message(text=dialogue_text("budget_fit_needs_budget", conversation_language(tracker)))
             return [SlotSet("budget", None), SlotSet("budget_unlimited", None), SlotSet(REQUESTED_SLOT, "budget")]
-        if answers and _asks_if_enough(tracker):
+        elif answers and _asks_if_enough(tracker):
             # "yeter mi?" while the form waits for a value: answered from what is known (actions/fallback.py),
             # then the same question again in its other wording (issue 21, round 4: it was read as a model name).
             from actions.fallback import answer_if_enough
@@ -241,10 +248,11 @@ class ValidateEstimateForm(FormValidationAction):
             answer_if_enough(dispatcher, tracker, ask_budget=False)
             next_slot = next((name for name in FORM_SLOTS if tracker.get_slot(name) is None), None)
             return [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
-        if answers:
+        elif answers:
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
-        next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
+        next_slot = self._budget_first(tracker, slots, next((name for name in FORM_SLOTS if slots.get(name) is None),
+                                                             None))
         # After a greeting or a thank-you the form's question simply follows (in its other wording).
         social = not answers and latest_intent(tracker) in SHORT_INTERRUPTIONS
         # An FAQ answered while the first answer's question is open, and no value given with it: that question once
@@ -335,6 +343,27 @@ class ValidateEstimateForm(FormValidationAction):
 
         return next_slot in REFINING_SLOTS and job_known(slots) and not slots.get(ANSWERED_FIRST_SLOT) \
             and slots.get("estimate_summary") is None
+
+    @staticmethod
+    def _method_by_preference(tracker: Tracker) -> Optional[Text]:
+        from bot.text.enough import method_by_preference
+        from bot.text.parsed import parsed_message
+
+        text = tracker.latest_message.get("text") or ""
+        if tracker.get_slot(REQUESTED_SLOT) != "method" or parsed_message(text, expected="method").method:
+            return None
+        return method_by_preference(text)
+
+    @staticmethod
+    def _budget_first(tracker: Tracker, slots: Dict[Text, Any], next_slot: Optional[Text]) -> Optional[Text]:
+        """ "Will my money be enough?" with the job and no amount (round 9): the budget is the question that follows
+        the first answer, before the sequence length."""
+        from bot.text.enough import asks_money_enough
+
+        if next_slot == "seq_len" and slots.get("budget") is None \
+                and asks_money_enough(tracker.latest_message.get("text") or ""):
+            return "budget"
+        return next_slot
 
     @staticmethod
     def _budget_fit_without_budget(tracker: Tracker) -> bool:
