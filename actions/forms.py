@@ -21,11 +21,13 @@ from rasa_sdk.forms import REQUESTED_SLOT, FormValidationAction
 from rasa_sdk.types import DomainDict
 
 from bot.text.questions import is_question
-from actions.common import (CONTRACT_SLOTS, FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
+from actions.common import (FORM_SLOTS, NOTED_SLOTS, QUESTION_REPEAT,
                             VOLUME_SLOTS, actions_before_form_run, conversation_language, is_interruption,
                             latest_intent, payload_entities, recent_bot_texts)
 from actions.dialogue_text import text as dialogue_text
 from actions.fallback import FAILED_TURNS_BEFORE_HANDOFF_OFFER, count_failed_turn
+
+from actions.form_values import contract_values, refuse_out_of_range  # noqa: F401 (used by actions.language)
 
 METHODS = ("full", "lora", "qlora")
 # "I don't know" to a form question takes a value the customer can change later, and says so:
@@ -40,6 +42,8 @@ DONT_KNOW_VALUES: Dict[Text, Dict[Text, Any]] = {
 }
 DONT_KNOW_RESPONSES = {"seq_len": "utter_assumed_seq_len", "method": "utter_assumed_qlora",
                        "budget": "utter_assumed_no_budget", "model": "utter_model_dont_know"}
+# The method picked by what matters (round 9): said as an assumption the customer can change.
+PREFERENCE_RESPONSES = {"qlora": "utter_assumed_qlora", "lora": "utter_assumed_lora_quality"}
 # Interruptions answered in a line ("thanks", "hello"; a language switch says what is noted itself): the form's
 # question follows without a "Noted: ..." summary unless the message brought new values.
 SHORT_INTERRUPTIONS = ("greet", "start", "set_language", "thank", "switch_language")
@@ -54,74 +58,6 @@ def _number(value: Any) -> Optional[float]:
         return None
     # "1e999" in a payload is infinity: float(int(inf)) raised and the turn got no answer (issue 20, finding 7).
     return number if math.isfinite(number) and number > 0 else None
-
-
-# Values the estimator refuses (bot/advisor/advice.py, validate): refused when given, so that a value the bot says
-# it cannot use is neither kept in the slots nor read by the ticket's priority (issue 20, finding 6: an absurd
-# budget was kept and made the ticket urgent). slot -> (form slot, lowest, highest, error key of knowledge/texts.yml).
-def _checked_values() -> Dict[Text, tuple]:
-    from bot.advisor.advice import MAX_BUDGET_USD, MAX_SEQ_LEN
-
-    return {"budget_usd": ("budget", 0.01, MAX_BUDGET_USD, "bad_budget"),
-            "seq_len": ("seq_len", 1, MAX_SEQ_LEN, "bad_seq_len")}
-
-
-def refuse_out_of_range(dispatcher: CollectingDispatcher, updates: Dict[Text, Any], lang: Text) -> Dict[Text, Any]:
-    """`updates` without the values the estimator would refuse; each refusal is said (the estimator's own words)
-    and its question stays open."""
-    from bot.advisor.knowledge import InputError
-    from bot.present.render import render_error
-
-    for slot, (form_slot, low, high, key) in _checked_values().items():
-        value = updates.get(slot)
-        if value is None or low <= value <= high:
-            continue
-        dispatcher.utter_message(text=render_error(InputError(slot, key, "out of range", low=low, high=high,
-                                                              value=value), lang))
-        updates = {**updates, slot: None, form_slot: None, "failed_turns": 0.0}
-    return updates
-
-
-def contract_values(text: Text, slots: Dict[Text, Any], updates: Dict[Text, Any],
-                    previous: Optional[Dict[Text, Any]] = None) -> Dict[Text, Any]:
-    """The contract's newer values of one message (hourly cap, its KDV, budget period, own card, config.json).
-
-    Only what the message says and ``updates`` does not already hold (``previous``: the slots before this
-    message, when ``slots`` already has its updates). An hourly cap answers the budget question
-    (it is the customer's price limit, not a total budget: language reviews fa §3.4, tr §2.5), so the form does
-    not ask for a total budget on top of it.
-    """
-    from bot.text.parsed import parsed_message
-
-    parsed = parsed_message(text)
-    found = {name: getattr(parsed, name, None) for name in CONTRACT_SLOTS}
-    found = {name: value for name, value in found.items() if value is not None and name not in updates}
-    if found.get("hourly_cap") is not None and slots.get("budget") is None and "budget" not in updates:
-        found["budget"] = "hourly_cap"
-    before = previous if previous is not None else slots
-    if _hourly_cap_moved(text, parsed, before, updates):
-        # «اگه سقف رو ۳ دلار کنم» with an hourly cap and no total budget: "the cap" is the one the customer set,
-        # moved, not a new total budget of 3 dollars (blind sets 1 and 2: a raised cap read as a budget).
-        found.update(hourly_cap=parsed.budget_usd, budget_usd=None, budget="hourly_cap")
-    if parsed.vat_said is not None and "hourly_cap" not in found and before.get("hourly_cap") is not None \
-            and parsed.budget_usd in (None, before.get("hourly_cap")):
-        # "KDV dahil demek istedim", «منظورم با مالیات بود», "1 dolar, KDV dahil" after an hourly cap of 1: the
-        # qualifier (and an amount repeating the cap) belongs to the price just given, not to a new budget.
-        found["hourly_cap_vat"] = parsed.vat_said
-        if parsed.budget_usd is not None:
-            # the amount was the cap restated: the budget stays what it was
-            found.update(budget_usd=before.get("budget_usd"), budget=before.get("budget") or "hourly_cap")
-    return found
-
-
-def _hourly_cap_moved(text: Text, parsed: Any, before: Dict[Text, Any], updates: Dict[Text, Any]) -> bool:
-    """A dollar amount said of "the cap" (no hourly word by it, no budget word in the message) while the customer's
-    only price limit is an hourly cap."""
-    from bot.text.topics import names_topic
-
-    return (parsed.budget_usd is not None and parsed.hourly_cap is None and "hourly_cap" not in updates
-            and before.get("hourly_cap") is not None and before.get("budget_usd") is None
-            and names_topic(text, "price_cap") and not names_topic(text, "total_budget"))
 
 
 # The model slots a message about the model replaces together (a new name clears a stand-in note and a config).
@@ -224,21 +160,22 @@ class ValidateEstimateForm(FormValidationAction):
                   domain: DomainDict) -> List[EventType]:
         updates: Dict[Text, Any] = {}
         answers = self._answers_the_form(tracker)
-        if answers and self._left_to_rules(tracker):
+        self._say_declined(dispatcher, tracker)
+        if answers and (preferred := self._method_by_preference(tracker)):
+            # "hangisi ucuzsa o", «هر کدوم ارزون‌تره» to the method question (round 9): QLoRA (LoRA for quality),
+            # said as an assumption; the estimate follows as for any method given.
+            dispatcher.utter_message(response=PREFERENCE_RESPONSES[preferred])
+            updates = {"method": preferred, "failed_turns": 0.0}
+        elif answers and self._left_to_rules(tracker):
             # The rules answer this message (an FAQ, thanks, a comparison ...). Its values were already kept by
             # action_validate_slot_mappings, and a filled form slot would stop Rasa from rejecting the form turn
             # on its own, so the turn is handed over explicitly; the form resumes after the answer.
             return [ActionExecutionRejected(self.form_name())]
-        from actions.declined_offer import LINE_KEY, declines_the_handoff
-
-        if declines_the_handoff(tracker):
-            # "No thanks, but what does Mistral 7B QLoRA need?" after a quote or person was offered (round 9).
-            dispatcher.utter_message(text=dialogue_text(LINE_KEY, conversation_language(tracker)))
-        if answers and self._budget_fit_without_budget(tracker):
+        elif answers and self._budget_fit_without_budget(tracker):
             # "Does it fit my budget?" and no amount known: the budget is asked for, never assumed.
             dispatcher.utter_message(text=dialogue_text("budget_fit_needs_budget", conversation_language(tracker)))
             return [SlotSet("budget", None), SlotSet("budget_unlimited", None), SlotSet(REQUESTED_SLOT, "budget")]
-        if answers and _asks_if_enough(tracker):
+        elif answers and _asks_if_enough(tracker):
             # "yeter mi?" while the form waits for a value: answered from what is known (actions/fallback.py),
             # then the same question again in its other wording (issue 21, round 4: it was read as a model name).
             from actions.fallback import answer_if_enough
@@ -246,10 +183,11 @@ class ValidateEstimateForm(FormValidationAction):
             answer_if_enough(dispatcher, tracker, ask_budget=False)
             next_slot = next((name for name in FORM_SLOTS if tracker.get_slot(name) is None), None)
             return [SlotSet(REQUESTED_SLOT, next_slot)] + self._question_variant(tracker, next_slot)
-        if answers:
+        elif answers:
             updates = self.read_values(dispatcher, tracker)
         slots = {**tracker.slots, **updates}
-        next_slot = next((name for name in FORM_SLOTS if slots.get(name) is None), None)
+        next_slot = self._budget_first(tracker, slots, next((name for name in FORM_SLOTS if slots.get(name) is None),
+                                                             None))
         # After a greeting or a thank-you the form's question simply follows (in its other wording).
         social = not answers and latest_intent(tracker) in SHORT_INTERRUPTIONS
         # An FAQ answered while the first answer's question is open, and no value given with it: that question once
@@ -353,6 +291,36 @@ class ValidateEstimateForm(FormValidationAction):
 
         return next_slot in REFINING_SLOTS and job_known(slots) and not slots.get(ANSWERED_FIRST_SLOT) \
             and slots.get("estimate_summary") is None
+
+    @staticmethod
+    def _method_by_preference(tracker: Tracker) -> Optional[Text]:
+        from bot.text.enough import method_by_preference
+        from bot.text.parsed import parsed_message
+
+        text = tracker.latest_message.get("text") or ""
+        if tracker.get_slot(REQUESTED_SLOT) != "method" or parsed_message(text, expected="method").method:
+            return None
+        return method_by_preference(text)
+
+    @staticmethod
+    def _budget_first(tracker: Tracker, slots: Dict[Text, Any], next_slot: Optional[Text]) -> Optional[Text]:
+        """ "Will my money be enough?" with the job and no amount (round 9): the budget is the question that follows
+        the first answer, before the sequence length."""
+        from bot.text.enough import asks_money_enough
+
+        if next_slot == "seq_len" and slots.get("budget") is None \
+                and asks_money_enough(tracker.latest_message.get("text") or ""):
+            return "budget"
+        return next_slot
+
+    @staticmethod
+    def _say_declined(dispatcher: CollectingDispatcher, tracker: Tracker) -> None:
+        """ "No thanks, but what does Mistral 7B QLoRA need?" after a quote or person was offered (round 9): one line
+        that nothing was passed on, then the form goes on with the job."""
+        from actions.declined_offer import LINE_KEY, declines_the_handoff
+
+        if declines_the_handoff(tracker):
+            dispatcher.utter_message(text=dialogue_text(LINE_KEY, conversation_language(tracker)))
 
     @staticmethod
     def _budget_fit_without_budget(tracker: Tracker) -> bool:

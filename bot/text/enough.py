@@ -41,3 +41,51 @@ def asks_if_enough(text: str, parsed_of: Optional[Callable[[str], Any]] = None) 
         return False
     parsed = (parsed_of or _parsed)(text)
     return not parsed.found() and not parsed.ambiguous and not parsed.budget_unlimited
+
+
+@lru_cache(maxsize=1)
+def _money_tables() -> tuple:
+    data = read_yaml(LEXICON_PATH)
+    money, enough = PhraseTable(), PhraseTable()
+    for words in data.get("money_words", []):
+        money.add(words, "money")
+    for words in data.get("money_enough_words", []):
+        enough.add(words, "enough")
+    return money, enough
+
+
+def asks_money_enough(text: str, parsed_of: Optional[Callable[[str], Any]] = None) -> bool:
+    """ "Will my money be enough?" with no amount («پولم کفاف میده؟», "param yeter mi?"): a money word and an enough
+    word in the message and no budget read from it (round 9)."""
+    if not text or text.startswith("/"):
+        return False
+    tokens = tokenize(fold(text))
+    money, enough = _money_tables()
+    if not any(money.longest_at(tokens, i)[0] for i in range(len(tokens))) \
+            or not any(enough.longest_at(tokens, i)[0] for i in range(len(tokens))):
+        return False
+    parsed = (parsed_of or _parsed)(text)
+    return parsed.budget_usd is None and not parsed.budget_unlimited and parsed.hourly_cap is None
+
+
+@lru_cache(maxsize=1)
+def _preference_table() -> PhraseTable:
+    table = PhraseTable()
+    for method, phrases in read_yaml(LEXICON_PATH).get("method_by_preference", {}).items():
+        for words in phrases:
+            table.add(words, method)
+    return table
+
+
+def method_by_preference(text: str) -> Optional[str]:
+    """The method an answer to the method question picks by what matters: "hangisi ucuzsa o" -> "qlora",
+    "whichever is best quality" -> "lora"; None when it names neither (round 9)."""
+    if not text or text.startswith("/"):
+        return None
+    tokens = tokenize(fold(text))
+    table = _preference_table()
+    for i in range(len(tokens)):
+        label = table.longest_at(tokens, i)[1]
+        if label:
+            return label
+    return None

@@ -256,6 +256,9 @@ class Lexicon:
     # "instead of": the phrase before (fa, en) or after (tr) what is given up (round 8)
     replaced_before: PhraseTable = field(default_factory=PhraseTable)
     replaced_after: PhraseTable = field(default_factory=PhraseTable)
+    # a method not wanted: the phrase after ("LoRA değil") or before («نه LoRA») it (round 9)
+    method_negated_after: PhraseTable = field(default_factory=PhraseTable)
+    method_negated_before: PhraseTable = field(default_factory=PhraseTable)
 
 
 def _folded_word(word) -> str:
@@ -307,6 +310,8 @@ def load_lexicon(path: str | None = None) -> Lexicon:
         full_weak_blockers_before={_folded_word(w) for w in methods["full_weak_blockers_before"]},
         method_reference_after=_table({"reference": methods["reference_after"]}),
         method_reference_before=_table({"reference": methods["reference_before"]}),
+        method_negated_after=_table({"negated": methods.get("negated_after", [])}),
+        method_negated_before=_table({"negated": methods.get("negated_before", [])}),
         unlimited=_table({"unlimited": data["budget_unlimited"]}),
         unlimited_answers=_table({"unlimited": data["budget_unlimited_answers"]}),
         hourly=_table({"hourly": data["hourly_markers"]}),

@@ -1,6 +1,7 @@
 """The parser: one message's tokens, read for model names, quantities and phrases, into ParsedValues."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Dict, List, Optional, Tuple, cast
 
@@ -88,6 +89,19 @@ class _Parser(ModelReader, QuantityReader, QuantityMeaning, PhraseReader):
         return slot, value
 
 
+# "key: value" fields, one a line or separated by "|" or a spaced "/" ("model: X | seq: 4096 / örnek: 15.000"): the
+# separator ends the field, so a number never takes the next field's keyword for its unit ("4096 | örnek").
+_FIELD_KEY = re.compile(r"[^\W\d_][^:\n|]{0,30}:\s*\S")
+_FIELD_SEPARATOR = re.compile(r"\s*(?:\n|\||\s/\s)\s*")
+
+
+def split_fields(text: str) -> str:
+    """``text`` with the separators of its "key: value" fields made a ";" (a break); other text unchanged."""
+    if not _FIELD_KEY.search(text):
+        return text
+    return _FIELD_SEPARATOR.sub(" ; ", text)
+
+
 def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Optional[Lexicon] = None
                  ) -> ParsedValues:
     """Read model, size, method, sequence length, budget and data volume from one chat message.
@@ -102,8 +116,8 @@ def parse_values(text: str, kb=None, expected: Optional[str] = None, lexicon: Op
         return ParsedValues()
     text, config = split_pasted_config(text)
     text = read_part(text)
-    parsed = _Parser(text, kb if kb is not None else _default_kb(), expected, lexicon or load_lexicon()).run() \
-        if text.strip() else ParsedValues()
+    parsed = _Parser(split_fields(text), kb if kb is not None else _default_kb(), expected,
+                     lexicon or load_lexicon()).run() if text.strip() else ParsedValues()
     if config is not None:
         parsed = parsed.copy(update=read_pasted_config(config))
     else:

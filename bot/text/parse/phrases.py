@@ -10,6 +10,10 @@ from bot.text.parse.quantities import _Tag
 from bot.text.parse.state import ParserState
 
 
+def fold_particle(word: str) -> str:
+    return word.replace("ı", "i").replace("ü", "u")
+
+
 class PhraseReader(ParserState):
     """Reads method, comparison, own card, VAT and period; mixed into the parser (bot.text.parse.parser._Parser)."""
 
@@ -141,12 +145,33 @@ class PhraseReader(ParserState):
             named = [tag for tag in named if id(tag) not in yardsticks and self._tied_to_the_job(tag, outside)]
             # a method chosen for the job and measured against another is no "X or Y" question
             self.method_measured = bool(named)
+        wanted = [tag for tag in named if not self._negated(tag)]
+        if len(wanted) < len(named):
+            named = wanted  # "full olsun, LoRA istemiyorum": never the negated one; "QLoRA olmasın" alone: none
         kept = [tag for tag in named if not is_replaced(self.tokens, tag.start, tag.end, self.lexicon,
                                                         self.lexicon.separate_name_suffixes)]
         named = kept or named  # "bejaye qlora, lora": the method given up is no choice; alone it still names one
         if named:
             label = named[-1].label
             self.result["method"] = {"full_strong": "full", "full_weak": "full"}.get(label, label)
+
+    _QUESTION_PARTICLES = frozenset({"mi", "mı", "mu", "mü", "mi?", "mı?"})
+
+    def _negated(self, tag: _Tag) -> bool:
+        """The method is said not to be wanted: "LoRA değil" (not "LoRA değil mi?"), "QLoRA olmasın", «نه LoRA»."""
+        after = tag.end
+        if after < self.n and (self.tokens[after].text in self.lexicon.separate_name_suffixes
+                               or self.tokens[after].text in ("da", "de")):
+            after += 1  # "LoRA'yı istemiyorum" with the suffix a separate word, "LoRA da değil"
+        length = self.lexicon.method_negated_after.longest_at(self.tokens, after)[0] if after < self.n else 0
+        if length:
+            nxt = after + length
+            return not (nxt < self.n and fold_particle(self.tokens[nxt].text) in self._QUESTION_PARTICLES)
+        for start in range(max(0, tag.start - 3), tag.start):
+            length = self.lexicon.method_negated_before.longest_at(self.tokens, start)[0]
+            if length and start + length == tag.start:
+                return True
+        return False
 
     def _named_methods(self) -> List[_Tag]:
         named: List[_Tag] = []

@@ -470,6 +470,9 @@ class QuantityReader(ParserState):
         found: List[str] = []
         k = first - 1
         steps = 0
+        if k >= 0 and self.tokens[k].text == ":":
+            k -= 1  # "seq: 4096", «تعداد نمونه: ۱۵۰۰۰»: the colon of a "key: value" field ends no phrase
+            first = k + 1  # "epoch: 3" is "epoch 3": the unit word stands right before the number
         while k >= 0 and steps < 3:
             token, tag = self.tokens[k], self.tags[k]
             if self._abbreviation_period(k):
