@@ -124,6 +124,14 @@ def previous_turn_actions(tracker: Tracker) -> List[str]:
     return [str(event.get("name")) for event in turns[-2][1] if event.get("event") == "action"]
 
 
+def previous_turn_responses(tracker: Tracker) -> set:
+    """The responses (utter_* names) the bot sent in the turn before the latest user message."""
+    turns = user_turns(list(tracker.events))
+    if len(turns) < 2:
+        return set()
+    return {(event.get("metadata") or {}).get("utter_action") for event in turns[-2][1] if event.get("event") == "bot"}
+
+
 def previous_user_event(tracker: Tracker) -> Optional[Dict[str, Any]]:
     """The user message before the latest one (within the previous turn the action payload holds)."""
     turns = user_turns(list(tracker.events))

@@ -5,8 +5,9 @@
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, Text
+from typing import Any
 
+from actions.common import previous_turn_responses
 from actions.handoff_answers import decline_labels
 
 # The previous turn's responses after which a "no" declines the hand-over: the offers of a quote or a person
@@ -14,22 +15,6 @@ from actions.handoff_answers import decline_labels
 HANDOFF_QUESTIONS = frozenset({"utter_ask_handoff_consent", "utter_ask_handoff_contact"})
 OFFER_VALUES = frozenset({"quote", "human"})
 LINE_KEY = "offer_declined_brief"
-
-
-def _previous_turn_responses(events: List[Dict[str, Any]]) -> Set[Optional[Text]]:
-    """The responses the bot sent between the previous user message and the latest one."""
-    rest = list(events)
-    while rest and rest[-1].get("event") != "user":
-        rest.pop()
-    if rest:
-        rest.pop()
-    sent: Set[Optional[Text]] = set()
-    for event in reversed(rest):
-        if event.get("event") == "user":
-            break
-        if event.get("event") == "bot":
-            sent.add((event.get("metadata") or {}).get("utter_action"))
-    return sent
 
 
 def declines_the_handoff(tracker: Any) -> bool:
@@ -40,4 +25,4 @@ def declines_the_handoff(tracker: Any) -> bool:
         return False
     if tracker.get_slot("pending_offer") in OFFER_VALUES:
         return True
-    return bool(_previous_turn_responses(list(tracker.events)) & HANDOFF_QUESTIONS)
+    return bool(previous_turn_responses(tracker) & HANDOFF_QUESTIONS)

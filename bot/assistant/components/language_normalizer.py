@@ -326,6 +326,8 @@ class IntentGuard(GraphComponent):
             return MEMORY_FAQ_INTENT if IntentGuard._card_size_question(message) else JOB_VALUES_INTENT
         if getattr(parsed, "own_gpu", None) and intent in OWN_CARD_MISTAKEN_FOR:
             return OWN_CARD_INTENT
+        if intent in JOB_INTENTS and IntentGuard._card_size_question(message):
+            return MEMORY_FAQ_INTENT  # "is a 24 GB card enough for Llama 8B QLoRA?": the FAQ with the job's line
         return IntentGuard._comparison(message, intent, getattr(parsed, "compare", None))
 
     @staticmethod
