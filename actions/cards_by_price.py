@@ -15,12 +15,11 @@ from rasa_sdk.executor import CollectingDispatcher
 
 from actions.common import conversation_language
 
-# The assumptions of a job without them, as the comparison and the first answer make (bot/advisor/compare.py).
-ASSUMED = {"method": "qlora", "seq_len": 2048}
 
 
 def _job(tracker: Tracker) -> Optional[Dict[Text, Any]]:
     from actions.estimate import advice_request_fields
+    from bot.advisor.compare import DEFAULT_METHOD, DEFAULT_SEQ_LEN
 
     fields = advice_request_fields(tracker)
     if not (fields.get("model") or fields.get("size_b")):
@@ -28,8 +27,9 @@ def _job(tracker: Tracker) -> Optional[Dict[Text, Any]]:
     job = {key: value for key, value in fields.items()
            if value is not None and key not in ("hourly_cap_usd", "hourly_cap_includes_vat", "budget_usd")}
     job["budget_unlimited"] = True
-    for key, value in ASSUMED.items():
-        job.setdefault(key, value)
+    # the assumptions of a job without them, as the comparison and the first answer make
+    job.setdefault("method", DEFAULT_METHOD)
+    job.setdefault("seq_len", DEFAULT_SEQ_LEN)
     return job
 
 

@@ -43,26 +43,14 @@ def asks_if_enough(text: str, parsed_of: Optional[Callable[[str], Any]] = None) 
     return not parsed.found() and not parsed.ambiguous and not parsed.budget_unlimited
 
 
-@lru_cache(maxsize=1)
-def _money_tables() -> tuple:
-    data = read_yaml(LEXICON_PATH)
-    money, enough = PhraseTable(), PhraseTable()
-    for words in data.get("money_words", []):
-        money.add(words, "money")
-    for words in data.get("money_enough_words", []):
-        enough.add(words, "enough")
-    return money, enough
-
-
 def asks_money_enough(text: str, parsed_of: Optional[Callable[[str], Any]] = None) -> bool:
     """ "Will my money be enough?" with no amount («پولم کفاف میده؟», "param yeter mi?"): a money word and an enough
     word in the message and no budget read from it (round 9)."""
     if not text or text.startswith("/"):
         return False
-    tokens = tokenize(fold(text))
-    money, enough = _money_tables()
-    if not any(money.longest_at(tokens, i)[0] for i in range(len(tokens))) \
-            or not any(enough.longest_at(tokens, i)[0] for i in range(len(tokens))):
+    from bot.text.topics import names_topic
+
+    if not (names_topic(text, "money") and names_topic(text, "money_enough")):
         return False
     parsed = (parsed_of or _parsed)(text)
     return parsed.budget_usd is None and not parsed.budget_unlimited and parsed.hourly_cap is None

@@ -17,7 +17,7 @@ from bot.text.numbers import LEXICON_PATH, PhraseTable, tokenize
 
 TOPICS = ("serving", "memory", "compare_card", "price_cap", "total_budget", "training", "total_cost",
           "order", "download", "monthly", "price_complaint", "card_list", "buy", "rent", "hardware",
-          "availability", "use_case")
+          "availability", "use_case", "money", "money_enough")
 
 
 @lru_cache(maxsize=1)

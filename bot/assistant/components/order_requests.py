@@ -14,8 +14,6 @@ from typing import Any
 ORDER_INTENT = "order_multi_gpu"
 QUOTE_INTENT = "request_quote"
 ORDER_INTENTS = (ORDER_INTENT, QUOTE_INTENT)
-# The sequence length the first answer assumes when the customer has not said one (actions/answer_first.py).
-ASSUMED_SEQ_LEN = 2048
 
 
 def names_whole_job(parsed: Any) -> bool:
@@ -26,11 +24,12 @@ def names_whole_job(parsed: Any) -> bool:
 def needs_several_cards(parsed: Any) -> bool:
     """No single card holds the job as the message describes it, or it names several GPUs."""
     from bot.advisor.advice import AdviceRequest, advise
+    from bot.advisor.compare import DEFAULT_SEQ_LEN  # the length the first answer assumes when none was said
 
     try:
         advice = advise(AdviceRequest.from_values(
             model=parsed.model_id, size_b=None if parsed.model_id else parsed.model_size_b, method=parsed.method,
-            seq_len=int(parsed.seq_len or ASSUMED_SEQ_LEN), gpus=parsed.gpus, budget_unlimited=True))
+            seq_len=int(parsed.seq_len or DEFAULT_SEQ_LEN), gpus=parsed.gpus, budget_unlimited=True))
     except (ValueError, TypeError):  # InputError too: a value the estimator refuses keeps the hand-over
         return False
     return bool(advice.needs_quote)
