@@ -24,6 +24,21 @@ def count_failed_turn(dispatcher: CollectingDispatcher, tracker: Tracker) -> Lis
     return [SlotSet("failed_turns", float(failed))]
 
 
+async def to_the_open_ticket(dispatcher: CollectingDispatcher, tracker: Tracker) -> Optional[List[Dict[Text, Any]]]:
+    """After the ticket, a message for the staff ("Ali Demir, 15:00'ten sonra ulaşabilirsiniz") goes onto the open
+    ticket and the customer is told so (issue 21, hand-over state); None when no ticket takes it. Used by the
+    fallback and by the goodbye (a "reachable tomorrow" read as a bye, round 9)."""
+    import asyncio
+
+    from actions.handoff import _open_ticket, add_to_open_ticket
+
+    ticket = await asyncio.to_thread(_open_ticket, tracker.sender_id)
+    if ticket is None or not await asyncio.to_thread(add_to_open_ticket, ticket.id, tracker):
+        return None
+    dispatcher.utter_message(response="utter_ticket_message_added", ticket_id=ticket.id)
+    return [SlotSet("failed_turns", 0.0), FollowupAction("action_listen")]
+
+
 class ActionDefaultFallback(Action):
     """Replaces Rasa's action_default_fallback: NLU fallback, core fallback and out-of-scope questions."""
 
@@ -62,7 +77,7 @@ class ActionDefaultFallback(Action):
         from actions.social import ActionGoodbye, returned
 
         if not (tracker.active_loop or {}).get("name") and tracker.get_slot("ticket_id"):
-            added = await ActionDefaultFallback._to_the_open_ticket(dispatcher, tracker)
+            added = await to_the_open_ticket(dispatcher, tracker)
             if added is not None:
                 return added
         if latest_intent(tracker) != "nlu_fallback":
@@ -84,22 +99,6 @@ class ActionDefaultFallback(Action):
             await ActionGoodbye().run(dispatcher, tracker, domain)
             return [SlotSet("failed_turns", 0.0), FollowupAction(active or "action_listen")]
         return None
-
-
-    @staticmethod
-    async def _to_the_open_ticket(dispatcher: CollectingDispatcher, tracker: Tracker
-                                  ) -> Optional[List[Dict[Text, Any]]]:
-        """After the ticket, a message the bot cannot place ("Ali Demir, 15:00'ten sonra ulaşabilirsiniz") is for
-        the staff: it goes onto the open ticket and the customer is told so (issue 21, hand-over state)."""
-        import asyncio
-
-        from actions.handoff import _open_ticket, add_to_open_ticket
-
-        ticket = await asyncio.to_thread(_open_ticket, tracker.sender_id)
-        if ticket is None or not await asyncio.to_thread(add_to_open_ticket, ticket.id, tracker):
-            return None
-        dispatcher.utter_message(response="utter_ticket_message_added", ticket_id=ticket.id)
-        return [SlotSet("failed_turns", 0.0), FollowupAction("action_listen")]
 
 
 class ActionDefaultAskAffirmation(Action):

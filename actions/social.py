@@ -97,9 +97,9 @@ class ActionGoodbye(Action):
         if tracker.get_slot("ticket_id") and names_topic(_text(tracker), "availability"):
             # "ben Deniz, yarın 10'dan sonra müsaitim" after the ticket reads like "see you tomorrow": it is for the
             # staff, so it goes onto the open ticket (round 9).
-            from actions.fallback import ActionDefaultFallback
+            from actions.fallback import to_the_open_ticket
 
-            added = await ActionDefaultFallback._to_the_open_ticket(dispatcher, tracker)
+            added = await to_the_open_ticket(dispatcher, tracker)
             if added is not None:
                 return added
         lang = conversation_language(tracker)
